@@ -1,0 +1,44 @@
+// Helpers shared by the binding files: argument conversion from Python objects.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "core/ops.h"
+
+namespace py = pybind11;
+
+namespace bm::bind {
+
+void init_errors(py::module_& m);
+void init_types(py::module_& m);
+void init_tensor(py::module_& m);
+void init_tensor_numpy(py::module_& m, py::class_<Tensor, TensorPtr>& cls);
+void init_ops(py::module_& m);
+
+// The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
+py::object device_object(Device* d);
+py::object dtype_object(DType d);
+// None -> the default device; a str or a Device object -> that device.
+Device* device_arg(const py::handle& obj);
+Device* default_device();
+void set_default_device(Device* d);
+// A bessemer.dtype, or None -> nullopt.
+std::optional<DType> dtype_arg(const py::handle& obj);
+
+bool is_number(const py::handle& obj);
+Scalar scalar_arg(const char* op, const py::handle& obj);
+// A Tensor or a Python number; TypeError naming the op otherwise.
+Operand operand_arg(const char* op, const py::handle& obj);
+// An int or a sequence of ints (a shape, or dims).
+std::vector<int64_t> int_list_arg(const char* op, const py::handle& obj);
+// Sizes given as f(2, 3) or f((2, 3)) or f([2, 3]).
+std::vector<int64_t> sizes_from_args(const char* op, const py::args& args);
+
+// numpy interop
+py::array to_numpy(const TensorPtr& t);
+TensorPtr from_numpy_zero_copy(const py::array& a);
+TensorPtr from_numpy_copy(const py::array& a, Device* device);
+DType dtype_from_numpy(const py::dtype& dt, const char* op);
+
+}  // namespace bm::bind

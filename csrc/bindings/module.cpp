@@ -1,0 +1,22 @@
+#include "bindings/common.h"
+#include "core/parallel.h"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "bessemer C++ core";
+  bm::bind::init_errors(m);
+  bm::bind::init_types(m);
+  bm::bind::init_tensor(m);
+  bm::bind::init_ops(m);
+  m.attr("__version__") = BESSEMER_VERSION;
+  m.def("build_info", [] {
+    py::dict d;
+    d["version"] = BESSEMER_VERSION;
+    d["build_type"] = BESSEMER_BUILD_TYPE;
+    d["blas"] = BESSEMER_BLAS_NAME;
+    d["compiler"] = __VERSION__;
+    d["threads"] = bm::num_threads();
+    return d;
+  });
+  m.def("get_num_threads", &bm::num_threads);
+  m.def("set_num_threads", &bm::set_num_threads, py::arg("n"));
+}

@@ -1,0 +1,132 @@
+// The Tensor class: properties, view methods, operators and indexing. Operators are bound here in
+// C++ so a tiny `a + b` costs one call into the core; conveniences live in python/bessemer.
+#include "bindings/common.h"
+#include "core/errors.h"
+
+namespace bm::bind {
+
+namespace {
+
+py::object binary_op(OpId op, const TensorPtr& self, const py::object& other, bool reflected) {
+  if (!py::isinstance<Tensor>(other) && !is_number(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  Operand o = operand_arg(op_row(op).name, other);
+  return py::cast(reflected ? binary(op, o, Operand(self)) : binary(op, Operand(self), o));
+}
+
+// t[index]: ints, slices (positive steps), None, Ellipsis, or a tuple of them.
+TensorPtr getitem(const TensorPtr& t, const py::object& index) {
+  py::tuple items = py::isinstance<py::tuple>(index) ? index.cast<py::tuple>() : py::make_tuple(index);
+  int64_t consumed = 0, ellipses = 0;
+  for (auto it : items) {
+    if (it.is_none()) continue;
+    if (it.ptr() == Py_Ellipsis) { ++ellipses; continue; }
+    ++consumed;
+  }
+  if (ellipses > 1) throw IndexError("[getitem] an index can only have a single ellipsis ('...')");
+  if (consumed > t->ndim())
+    throw IndexError("[getitem] too many indices for a tensor of dimension " + std::to_string(t->ndim()) + " (got " +
+                     std::to_string(consumed) + ")");
+  TensorPtr r = t;
+  int64_t dim = 0;
+  for (auto it : items) {
+    PyObject* o = it.ptr();
+    if (it.is_none()) {
+      r = unsqueeze(r, dim++);
+    } else if (o == Py_Ellipsis) {
+      dim += t->ndim() - consumed;
+    } else if (PySlice_Check(o)) {
+      py::slice sl = py::reinterpret_borrow<py::slice>(it);
+      auto get = [&](const char* name) -> std::optional<int64_t> {
+        py::object v = sl.attr(name);
+        if (v.is_none()) return std::nullopt;
+        return v.attr("__index__")().cast<int64_t>();
+      };
+      std::optional<int64_t> step = get("step");
+      r = slice(r, dim++, get("start"), get("stop"), step ? *step : 1);
+    } else if ((PyLong_Check(o) && !PyBool_Check(o)) || (py::hasattr(it, "__index__") && !PyBool_Check(o) &&
+                                                         !py::isinstance<Tensor>(it))) {
+      r = select(r, dim, it.attr("__index__")().cast<int64_t>());
+    } else {
+      throw TypeError("[getitem] only integers, slices, None and ... are valid indices, got " +
+                      std::string(py::str(py::type::of(it).attr("__name__"))) +
+                      " (boolean and tensor indexing are not available)");
+    }
+  }
+  return r;
+}
+
+std::vector<int64_t> dims_arg(const char* op, const py::object& dim) {
+  if (dim.is_none()) return {};
+  return int_list_arg(op, dim);
+}
+
+}  // namespace
+
+void init_tensor(py::module_& m) {
+  py::class_<Tensor, TensorPtr> cls(m, "Tensor", py::buffer_protocol());
+  cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape)); })
+      .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype); })
+      .def_property_readonly("device", [](const Tensor& t) { return device_object(t.device()); })
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def("dim", &Tensor::ndim)
+      .def("numel", &Tensor::numel)
+      .def("element_size", [](const Tensor& t) { return itemsize(t.dtype); })
+      .def("size", [](const Tensor& t, const py::object& dim) -> py::object {
+        if (dim.is_none()) return py::tuple(py::cast(t.shape));
+        return py::int_(t.shape[normalize_dim("size", dim.cast<int64_t>(), t.ndim())]);
+      }, py::arg("dim") = py::none())
+      .def("stride", [](const Tensor& t, const py::object& dim) -> py::object {
+        if (dim.is_none()) return py::tuple(py::cast(t.strides));
+        return py::int_(t.strides[normalize_dim("stride", dim.cast<int64_t>(), t.ndim())]);
+      }, py::arg("dim") = py::none())
+      .def("storage_offset", [](const Tensor& t) { return t.offset; })
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("contiguous", [](const TensorPtr& t) { return contiguous(t); })
+      .def("clone", [](const TensorPtr& t) { return clone(t); })
+      .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.bytes()); })
+      .def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage.get()); })
+      // views
+      .def("view", [](const TensorPtr& t, py::args a) { return view(t, sizes_from_args("view", a)); })
+      .def("reshape", [](const TensorPtr& t, py::args a) { return reshape(t, sizes_from_args("reshape", a)); })
+      .def("transpose", &transpose, py::arg("dim0"), py::arg("dim1"))
+      .def("permute", [](const TensorPtr& t, py::args a) { return permute(t, sizes_from_args("permute", a)); })
+      .def("unsqueeze", &unsqueeze, py::arg("dim"))
+      .def("squeeze", [](const TensorPtr& t, const py::object& dim) {
+        if (dim.is_none()) return squeeze(t, std::nullopt);
+        return squeeze(t, int_list_arg("squeeze", dim));
+      }, py::arg("dim") = py::none())
+      .def("expand", [](const TensorPtr& t, py::args a) { return expand(t, sizes_from_args("expand", a)); })
+      .def("flatten", &flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def("__getitem__", &getitem)
+      // arithmetic
+      .def("__add__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::add, t, o, false); })
+      .def("__radd__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::add, t, o, true); })
+      .def("__sub__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::sub, t, o, false); })
+      .def("__rsub__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::sub, t, o, true); })
+      .def("__mul__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::mul, t, o, false); })
+      .def("__rmul__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::mul, t, o, true); })
+      .def("__truediv__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::div, t, o, false); })
+      .def("__rtruediv__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::div, t, o, true); })
+      .def("__pow__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::pow, t, o, false); })
+      .def("__rpow__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::pow, t, o, true); })
+      .def("__eq__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::eq, t, o, false); })
+      .def("__ne__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::ne, t, o, false); })
+      .def("__lt__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::lt, t, o, false); })
+      .def("__le__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::le, t, o, false); })
+      .def("__gt__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::gt, t, o, false); })
+      .def("__ge__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::ge, t, o, false); })
+      .def("__matmul__", [](const TensorPtr& a, const TensorPtr& b) { return matmul(a, b); })
+      .def("__neg__", [](const TensorPtr& t) { return unary(OpId::neg, t); })
+      .def("__abs__", [](const TensorPtr& t) { return unary(OpId::abs, t); })
+      .def("__hash__", [](const py::object& self) { return py::hash(py::make_tuple(py::int_(reinterpret_cast<uintptr_t>(self.ptr())))); })
+      // reductions (thin; python/bessemer/_tensor.py adds torch-style signatures)
+      .def("_reduce", [](const TensorPtr& t, const std::string& op, const py::object& dim, bool keepdim,
+                         double correction) {
+        for (size_t i = 0; i < all_ops().size(); ++i)
+          if (op == all_ops()[i].name) return reduce(OpId(i), t, dims_arg(op.c_str(), dim), keepdim, correction);
+        throw ValueError("[reduce] unknown reduction '" + op + "'");
+      }, py::arg("op"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1.0);
+  init_tensor_numpy(m, cls);
+}
+
+}  // namespace bm::bind

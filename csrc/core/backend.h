@@ -1,0 +1,32 @@
+// What a device's implementation provides: memory, its queue, and a kernel per (op, dtype).
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/op_registry.h"
+#include "core/storage.h"
+
+namespace bm {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::shared_ptr<Storage> allocate(size_t nbytes) = 0;
+  // Waits for every launch queued on this device (a no-op for synchronous backends).
+  virtual void synchronize() {}
+  // Waits until `s` holds the results of the work queued so far that writes it.
+  virtual void wait_for(const Storage& s) { synchronize(); }
+  virtual std::string description() const = 0;
+
+  Kernel kernel(OpId op, DType dt) const { return kernels_[int(op)][int(dt)]; }
+  void set_kernel(OpId op, DType dt, Kernel k) { kernels_[int(op)][int(dt)] = k; }
+
+  Device* device = nullptr;
+
+ private:
+  std::array<std::array<Kernel, kNumDTypes>, kNumOps> kernels_{};
+};
+
+}  // namespace bm

@@ -1,0 +1,109 @@
+#include "core/device.h"
+
+#include <map>
+#include <mutex>
+
+#include "core/backend.h"
+#include "core/errors.h"
+
+namespace bm {
+
+std::unique_ptr<Backend> make_cpu_backend();  // csrc/cpu/backend.cpp
+
+namespace {
+
+struct Registry {
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<Backend>> backends;
+  Device* cpu = nullptr;
+};
+
+Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry();  // never destroyed: tensors may outlive static destruction order
+    return reg;
+  }();
+  return *r;
+}
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void ensure_cpu() {
+  Registry& r = registry();
+  if (r.cpu) return;
+  auto dev = std::make_unique<Device>(Device{DeviceType::CPU, -1, "cpu", "cpu", nullptr});
+  auto be = make_cpu_backend();
+  dev->backend = be.get();
+  be->device = dev.get();
+  r.cpu = dev.get();
+  r.devices.push_back(std::move(dev));
+  r.backends.push_back(std::move(be));
+}
+
+std::string available_list() {
+  std::string s;
+  for (auto& d : registry().devices) s += (s.empty() ? "" : ", ") + d->name;
+  return s;
+}
+
+}  // namespace
+
+void register_device(DeviceType type, int index, const std::string& type_name, std::unique_ptr<Backend> backend) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  ensure_cpu();
+  Registry& r = registry();
+  std::string name = type_name + ":" + std::to_string(index);
+  auto dev = std::make_unique<Device>(Device{type, index, name, type_name, backend.get()});
+  backend->device = dev.get();
+  r.devices.push_back(std::move(dev));
+  r.backends.push_back(std::move(backend));
+}
+
+Device* cpu_device() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  ensure_cpu();
+  return registry().cpu;
+}
+
+std::vector<Device*> available_devices() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  ensure_cpu();
+  std::vector<Device*> out;
+  for (auto& d : registry().devices) out.push_back(d.get());
+  return out;
+}
+
+Device* get_device(const std::string& spec) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  ensure_cpu();
+  std::string type = spec;
+  int index = 0;
+  bool has_index = false;
+  auto colon = spec.rfind(':');
+  if (colon != std::string::npos) {
+    type = spec.substr(0, colon);
+    std::string idx = spec.substr(colon + 1);
+    if (idx.empty() || idx.find_first_not_of("0123456789") != std::string::npos)
+      throw ValueError("[device] invalid device string '" + spec + "': expected 'type' or 'type:index'");
+    index = std::stoi(idx);
+    has_index = true;
+  }
+  if (type == "cpu") {
+    if (has_index && index != 0) throw ValueError("[device] there is only one cpu device; got '" + spec + "'");
+    return registry().cpu;
+  }
+  if (type != "metal" && type != "metal-sim")
+    throw ValueError("[device] unknown device type '" + type + "' in '" + spec +
+                     "'; expected cpu, metal or metal-sim. Available devices: " + available_list());
+  for (auto& d : registry().devices)
+    if (d->type_name == type && d->index == index) return d.get();
+  if (type == "metal")
+    throw UnsupportedError("[device] '" + spec + "' is not available: this build has no Metal runtime (Metal needs "
+                           "macOS on Apple hardware). Available devices: " + available_list());
+  throw UnsupportedError("[device] '" + spec + "' is not available. Available devices: " + available_list());
+}
+
+}  // namespace bm

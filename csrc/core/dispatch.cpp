@@ -1,0 +1,255 @@
+#include "core/dispatch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/backend.h"
+#include "core/errors.h"
+#include "core/ops.h"
+
+namespace bm {
+
+namespace {
+
+std::string tag(const OpRow& row) { return std::string("[") + row.name + "] "; }
+
+DType scalar_dtype(const Scalar& s) {
+  return s.kind == Scalar::Float ? DType::Float64 : s.kind == Scalar::Int ? DType::Int64 : DType::Bool;
+}
+
+// Decides the dtype the kernel runs in (compute) and the output dtype.
+std::pair<DType, DType> resolve_dtypes(OpId op, const std::vector<Operand>& xs, const OpArgs& args) {
+  const OpRow& row = op_row(op);
+  auto in0 = [&] { return xs[0].is_scalar() ? scalar_dtype(xs[0].s) : xs[0].t->dtype; };
+  switch (row.dtype_rule) {
+    case DTypeRule::Same: return {in0(), in0()};
+    case DTypeRule::ToFloat: { DType d = is_floating(in0()) ? in0() : default_float_dtype(); return {d, d}; }
+    case DTypeRule::Promote: { DType d = result_type(xs); return {d, d}; }
+    case DTypeRule::PromoteFloat: {
+      DType d = result_type(xs);
+      if (!is_floating(d)) d = default_float_dtype();
+      return {d, d};
+    }
+    case DTypeRule::Compare: return {result_type(xs), DType::Bool};
+    case DTypeRule::Where: {
+      DType c = xs[0].is_scalar() ? scalar_dtype(xs[0].s) : xs[0].t->dtype;
+      if (c != DType::Bool)
+        throw TypeError(tag(row) + "condition must be a bool tensor, got " + dtype_name(c));
+      DType d = result_type({xs[1], xs[2]});
+      return {d, d};
+    }
+    case DTypeRule::SumLike: { DType d = is_floating(in0()) ? in0() : DType::Int64; return {d, d}; }
+    case DTypeRule::FloatOnly:
+      if (!is_floating(in0()))
+        throw UnsupportedError(tag(row) + "expected a floating point input, got " + dtype_name(in0()) +
+                               "; convert it first, e.g. x.to(bessemer.float32)");
+      return {in0(), in0()};
+    case DTypeRule::Index: return {in0(), DType::Int64};
+    case DTypeRule::Cast: return {args.out_dtype, args.out_dtype};
+    case DTypeRule::Factory: return {args.out_dtype, args.out_dtype};
+  }
+  return {in0(), in0()};
+}
+
+std::string supported_list(DTypeMask m) {
+  std::string s;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (m & (1u << i)) s += (s.empty() ? "" : ", ") + std::string(dtype_name(DType(i)));
+  return s;
+}
+
+}  // namespace
+
+void check_dtype_supported(OpId op, DType compute, Device* dev) {
+  const OpRow& row = op_row(op);
+  if (!(row.dtypes & bit(compute)))
+    throw UnsupportedError(tag(row) + "dtype " + dtype_name(compute) + " is not supported (supported: " +
+                           supported_list(row.dtypes) + ")");
+  if (!dev->backend->kernel(op, compute))
+    throw UnsupportedError(tag(row) + "dtype " + dtype_name(compute) + " is not supported on device " + dev->name);
+}
+
+namespace {
+
+TensorPtr expand_to(const TensorPtr& t, const Shape& shape) {
+  if (t->shape == shape) return t;
+  return make_view(t, shape, broadcast_strides(t->shape, t->strides, shape), t->offset);
+}
+
+// Shape step. Returns the output shape; fills `kernel_out_shape` with the shape the kernel sees
+// (reductions see keepdim shapes) and normalises args in place.
+Shape infer_shape(OpId op, const std::vector<Operand>& xs, OpArgs& args, Shape* kernel_out_shape) {
+  const OpRow& row = op_row(op);
+  auto shape_of = [&](size_t i) { return xs[i].is_scalar() ? Shape{} : xs[i].t->shape; };
+  Shape out;
+  switch (row.shape_rule) {
+    case ShapeRule::Elementwise:
+      out = xs.empty() ? Shape{} : shape_of(0);
+      for (size_t i = 1; i < xs.size(); ++i) out = broadcast_shapes(row.name, out, shape_of(i));
+      *kernel_out_shape = out;
+      return out;
+    case ShapeRule::SameShape: {
+      Shape s = shape_of(0);
+      args.dim = normalize_dim(row.name, args.dim, int64_t(s.size()));
+      *kernel_out_shape = s;
+      return s;
+    }
+    case ShapeRule::Reduce: {
+      Shape s = shape_of(0);
+      int64_t nd = int64_t(s.size());
+      std::vector<int64_t> dims;
+      if (args.dims.empty()) {
+        for (int64_t d = 0; d < nd; ++d) dims.push_back(d);
+      } else {
+        for (int64_t d : args.dims) {
+          int64_t nd_ = normalize_dim(row.name, d, nd);
+          if (std::find(dims.begin(), dims.end(), nd_) != dims.end())
+            throw ValueError(tag(row) + "dim " + std::to_string(d) + " appears more than once in the list of dims");
+          dims.push_back(nd_);
+        }
+        if (nd == 0) dims.clear();
+      }
+      std::sort(dims.begin(), dims.end());
+      args.dims = dims;
+      Shape keep = s;
+      for (int64_t d : dims) keep[d] = 1;
+      *kernel_out_shape = keep;
+      if (args.keepdim) return keep;
+      for (int64_t d = 0; d < nd; ++d)
+        if (!std::binary_search(dims.begin(), dims.end(), d)) out.push_back(s[d]);
+      return out;
+    }
+    case ShapeRule::Matmul: {
+      // The op layer (matmul in ops_compute.cpp) has already made both inputs >= 2-D with equal
+      // batch shapes; here we check the inner dims.
+      Shape a = shape_of(0), b = shape_of(1);
+      if (a[a.size() - 1] != b[b.size() - 2])
+        throw ValueError(tag(row) + "shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be multiplied (" +
+                         std::to_string(a.back()) + " != " + std::to_string(b[b.size() - 2]) + ")");
+      out = a;
+      out.back() = b.back();
+      *kernel_out_shape = out;
+      return out;
+    }
+    case ShapeRule::Given:
+      break;
+  }
+  throw Error(tag(row) + "has no inferable shape");
+}
+
+}  // namespace
+
+const char* input_name(OpId op, int i) {
+  if (op == OpId::where) return i == 0 ? "condition" : i == 1 ? "input" : "other";
+  return i == 0 ? "input" : i == 1 ? "other" : "arg";
+}
+
+void check_same_device(const char* op, const std::vector<std::pair<const char*, const Tensor*>>& named) {
+  for (size_t i = 1; i < named.size(); ++i) {
+    if (named[i].second->device() != named[0].second->device())
+      throw DeviceMismatchError(std::string("[") + op + "] inputs are on different devices: " + named[0].first + " on " +
+                                named[0].second->device()->name + ", " + named[i].first + " on " +
+                                named[i].second->device()->name);
+  }
+}
+
+DType result_type(const std::vector<Operand>& xs) {
+  // Three priority groups as in torch: tensors with dims, 0-d tensors, Python numbers.
+  std::optional<DType> dimmed, zero, wrapped;
+  auto upd = [](std::optional<DType>& slot, DType d) { slot = slot ? promote_types(*slot, d) : d; };
+  for (const Operand& x : xs) {
+    if (x.is_scalar() || x.t->wrapped_number) {
+      DType d = x.is_scalar() ? scalar_dtype(x.s) : x.t->dtype;
+      upd(wrapped, is_floating(d) ? default_float_dtype() : d);
+    } else if (x.t->shape.empty()) {
+      upd(zero, x.t->dtype);
+    } else {
+      upd(dimmed, x.t->dtype);
+    }
+  }
+  // A lower-priority group only wins when it is of a higher category (bool < int < float).
+  auto category = [](DType d) { return d == DType::Bool ? 0 : is_floating(d) ? 2 : 1; };
+  auto combine = [&](std::optional<DType> hi, std::optional<DType> lo) -> std::optional<DType> {
+    if (!hi) return lo;
+    if (!lo) return hi;
+    return category(*lo) > category(*hi) ? promote_types(*hi, *lo) : *hi;
+  };
+  std::optional<DType> r = combine(dimmed, combine(zero, wrapped));
+  return r ? *r : default_float_dtype();
+}
+
+namespace {
+
+TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const TensorPtr& out_user) {
+  const OpRow& row = op_row(op);
+  OpArgs args = args_in;
+  // 1. device
+  Device* dev;
+  {
+    std::vector<std::pair<const char*, const Tensor*>> named;
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (!xs[i].is_scalar()) named.push_back({input_name(op, int(i)), xs[i].t.get()});
+    if (out_user) named.push_back({"out", out_user.get()});
+    check_same_device(row.name, named);
+    dev = named.empty() ? cpu_device() : named.front().second->device();
+  }
+  // 2. dtype
+  auto [compute, out_dtype] = resolve_dtypes(op, xs, args);
+  check_dtype_supported(op, compute, dev);
+  // 3. shape
+  Shape kshape;
+  Shape out_shape = row.shape_rule == ShapeRule::Given ? out_user->shape : infer_shape(op, xs, args, &kshape);
+  if (row.shape_rule == ShapeRule::Given) kshape = out_shape;
+  if (out_user && out_user->shape != out_shape)
+    throw ValueError(tag(row) + "output has shape " + shape_str(out_user->shape) + " but the result has shape " +
+                     shape_str(out_shape));
+
+  TensorPtr out = out_user;
+  if (!out) out = empty_tensor(out_shape, out_dtype, dev);
+  TensorPtr kout = out->shape == kshape ? out : make_view(out, kshape, contiguous_strides(kshape), out->offset);
+  if (out->numel() == 0) return out;
+
+  // Inputs in the compute dtype, materialised on the device, broadcast for elementwise ops.
+  KernelCall call;
+  std::vector<TensorPtr> keep_alive;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TensorPtr t;
+    bool cast_input = row.dtype_rule != DTypeRule::Cast && !(op == OpId::where && i == 0);
+    DType want = cast_input ? compute : (xs[i].is_scalar() ? DType::Bool : xs[i].t->dtype);
+    if (xs[i].is_scalar()) t = full({}, xs[i].s, want, dev);
+    else t = xs[i].t->dtype == want ? xs[i].t : cast(xs[i].t, want);
+    if (row.shape_rule == ShapeRule::Elementwise) t = expand_to(t, out_shape);
+    keep_alive.push_back(t);
+    call.in[i] = t.get();
+  }
+  call.nin = int(xs.size());
+  call.out = kout.get();
+  call.args = &args;
+
+  // Empty-input shortcuts, only after every check has passed.
+  if (row.shape_rule == ShapeRule::Reduce && call.in[0]->numel() == 0) {
+    if (op == OpId::sum) { fill_into(kout, Scalar::from_int(0)); return out; }
+    if (op == OpId::mean || op == OpId::var) { fill_into(kout, Scalar::from_double(NAN)); return out; }
+    throw ValueError(tag(row) + "cannot reduce over a dimension of size zero (input shape " +
+                     shape_str(call.in[0]->shape) + "); pass dims with non-zero size");
+  }
+  if (row.shape_rule == ShapeRule::Matmul && call.in[0]->shape.back() == 0) {
+    fill_into(kout, Scalar::from_int(0));
+    return out;
+  }
+  dev->backend->kernel(op, compute)(call);
+  return out;
+}
+
+}  // namespace
+
+void run_op_into(OpId op, std::vector<Operand> xs, const OpArgs& args, const TensorPtr& out) {
+  execute(op, std::move(xs), args, out);
+}
+
+TensorPtr run_op(OpId op, std::vector<Operand> xs, const OpArgs& args) {
+  return execute(op, std::move(xs), args, nullptr);
+}
+
+}  // namespace bm

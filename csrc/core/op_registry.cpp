@@ -1,0 +1,24 @@
+#include "core/op_registry.h"
+
+namespace bm {
+
+const std::vector<OpRow>& all_ops() {
+  static const std::vector<OpRow> rows = {
+#define BM_OP_ROW(name, nin, nout, dr, sr, dt) OpRow{#name, nin, nout, DTypeRule::dr, ShapeRule::sr, dt},
+      BM_OPS(BM_OP_ROW)
+#undef BM_OP_ROW
+  };
+  return rows;
+}
+
+const OpRow& op_row(OpId id) { return all_ops()[size_t(id)]; }
+
+template <> bool Scalar::to<bool>() const { return kind == Float ? f != 0 : i != 0; }
+template <> int32_t Scalar::to<int32_t>() const { return kind == Float ? int32_t(f) : int32_t(i); }
+template <> int64_t Scalar::to<int64_t>() const { return kind == Float ? int64_t(f) : i; }
+template <> float Scalar::to<float>() const { return kind == Float ? float(f) : float(i); }
+template <> double Scalar::to<double>() const { return kind == Float ? f : double(i); }
+template <> half_t Scalar::to<half_t>() const { return half_t(to<float>()); }
+template <> bfloat16_t Scalar::to<bfloat16_t>() const { return bfloat16_t(to<float>()); }
+
+}  // namespace bm

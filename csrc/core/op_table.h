@@ -1,0 +1,57 @@
+// THE table of ops that have kernels. One row per op; the registry, the dispatcher, the coverage
+// matrix, the docs table and the every-op-on-every-backend test all read it.
+//
+//   BM_OP(name, inputs, outputs, dtype rule, shape rule, dtypes the op accepts)
+//
+// dtype rules (see dispatch.cpp):
+//   Same        output dtype = input dtype
+//   ToFloat     bool/int inputs are cast to the default float dtype first (exp, sin, true divide...)
+//   Promote     inputs promoted together (torch.result_type); output = that dtype
+//   PromoteFloat  as Promote, then bool/int -> default float
+//   Compare     computed in the promoted dtype, output bool
+//   Where       cond must be bool; a and b promoted
+//   SumLike     bool/int -> int64, floats keep their dtype
+//   FloatOnly   floating inputs only; output = input dtype
+//   Index       output int64
+//   Cast        output dtype given by the caller (copy); Factory: no inputs, dtype given
+// shape rules: Elementwise (broadcast), Reduce (dims, keepdim), SameShape, Matmul, Given
+#define BM_OPS(X)                                                              \
+  X(copy,        1, 1, Cast,         Elementwise, kAllMask)                     \
+  X(fill,        0, 1, Factory,      Given,       kAllMask)                     \
+  X(arange,      0, 1, Factory,      Given,       kAllMask & ~bit(DType::Bool)) \
+  X(neg,         1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(abs,         1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(relu,        1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(clamp,       1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(exp,         1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(log,         1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(sqrt,        1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(rsqrt,       1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(sin,         1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(cos,         1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(tanh,        1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(sigmoid,     1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(add,         2, 1, Promote,      Elementwise, kAllMask)                     \
+  X(sub,         2, 1, Promote,      Elementwise, kFloatMask | kIntMask)        \
+  X(mul,         2, 1, Promote,      Elementwise, kAllMask)                     \
+  X(div,         2, 1, PromoteFloat, Elementwise, kFloatMask)                   \
+  X(pow,         2, 1, Promote,      Elementwise, kFloatMask | kIntMask)        \
+  X(maximum,     2, 1, Promote,      Elementwise, kAllMask)                     \
+  X(minimum,     2, 1, Promote,      Elementwise, kAllMask)                     \
+  X(eq,          2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(ne,          2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(lt,          2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(le,          2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(gt,          2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(ge,          2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(where,       3, 1, Where,        Elementwise, kAllMask)                     \
+  X(sum,         1, 1, SumLike,      Reduce,      kAllMask)                     \
+  X(mean,        1, 1, FloatOnly,    Reduce,      kFloatMask)                   \
+  X(var,         1, 1, FloatOnly,    Reduce,      kFloatMask)                   \
+  X(amax,        1, 1, Same,         Reduce,      kAllMask)                     \
+  X(amin,        1, 1, Same,         Reduce,      kAllMask)                     \
+  X(argmax,      1, 1, Index,        Reduce,      kFloatMask | kIntMask)        \
+  X(argmin,      1, 1, Index,        Reduce,      kFloatMask | kIntMask)        \
+  X(softmax,     1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
+  X(log_softmax, 1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
+  X(matmul,      2, 1, Promote,      Matmul,      kFloatMask | kIntMask)

@@ -1,0 +1,162 @@
+// Factories, copies, casts, device transfers, cat and stack.
+#include <cmath>
+#include <cstring>
+
+#include "core/backend.h"
+#include "core/errors.h"
+#include "core/ops.h"
+
+namespace bm {
+
+void fill_into(const TensorPtr& out, Scalar value) {
+  OpArgs a;
+  a.s0 = value;
+  a.has_s0 = true;
+  a.out_dtype = out->dtype;
+  run_op_into(OpId::fill, {}, a, out);
+}
+
+TensorPtr full(const Shape& shape, Scalar value, DType dtype, Device* device) {
+  TensorPtr t = empty_tensor(shape, dtype, device);
+  fill_into(t, value);
+  return t;
+}
+
+TensorPtr arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, Device* device) {
+  bool any_float = start.kind == Scalar::Float || end.kind == Scalar::Float || step.kind == Scalar::Float;
+  DType dt = dtype ? *dtype : any_float ? default_float_dtype() : DType::Int64;
+  double st = step.to<double>(), a = start.to<double>(), b = end.to<double>();
+  if (st == 0) throw ValueError("[arange] step must be nonzero");
+  if (!std::isfinite(a) || !std::isfinite(b)) throw ValueError("[arange] start and end must be finite");
+  if ((st > 0 && b < a) || (st < 0 && b > a))
+    throw ValueError("[arange] upper bound and step sign are inconsistent (start=" + std::to_string(a) +
+                     ", end=" + std::to_string(b) + ", step=" + std::to_string(st) + ")");
+  int64_t n;
+  if (!any_float) {
+    int64_t s = step.i, lo = start.i, hi = end.i;
+    n = s > 0 ? (hi - lo + s - 1) / s : (lo - hi + (-s) - 1) / (-s);
+  } else {
+    n = int64_t(std::ceil((b - a) / st));
+  }
+  TensorPtr t = empty_tensor({std::max<int64_t>(n, 0)}, dt, device);
+  OpArgs args;
+  args.s0 = start;
+  args.s1 = step;
+  args.has_s0 = args.has_s1 = true;
+  args.out_dtype = dt;
+  run_op_into(OpId::arange, {}, args, t);
+  return t;
+}
+
+void copy_into(const TensorPtr& dst, const TensorPtr& src) {
+  OpArgs a;
+  a.out_dtype = dst->dtype;
+  run_op_into(OpId::copy, {src}, a, dst);
+}
+
+TensorPtr cast(const TensorPtr& t, DType dtype) {
+  if (t->dtype == dtype) return t;
+  OpArgs a;
+  a.out_dtype = dtype;
+  return run_op(OpId::copy, {t}, a);
+}
+
+TensorPtr clone(const TensorPtr& t) {
+  OpArgs a;
+  a.out_dtype = t->dtype;
+  return run_op(OpId::copy, {t}, a);
+}
+
+TensorPtr contiguous(const TensorPtr& t) { return t->is_contiguous() ? t : clone(t); }
+
+void wait_readable(const Tensor& t) { t.device()->backend->wait_for(*t.storage); }
+
+void synchronize(Device* device) {
+  if (device) { device->backend->synchronize(); return; }
+  for (Device* d : available_devices()) d->backend->synchronize();
+}
+
+TensorPtr to_device(const TensorPtr& t, Device* device) {
+  if (t->device() == device) return t;
+  // Every device's memory is host-addressable (cpu, Metal shared storage, the simulator), so a
+  // transfer is: finish the producer's work, then copy the contiguous bytes.
+  TensorPtr src = contiguous(t);
+  wait_readable(*src);
+  TensorPtr out = empty_tensor(src->shape, src->dtype, device);
+  size_t n = size_t(src->numel()) * itemsize(src->dtype);
+  if (n) std::memcpy(out->bytes(), src->bytes(), n);
+  return out;
+}
+
+TensorPtr from_host(const void* data, const Shape& shape, const Shape& byte_strides, DType dtype, Device* device) {
+  int64_t isz = int64_t(itemsize(dtype));
+  Shape strides(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (byte_strides[i] % isz != 0) throw ValueError("[tensor] source strides must be multiples of the item size");
+    strides[i] = byte_strides[i] / isz;
+  }
+  // Borrow the caller's memory as a cpu tensor (no release: the caller keeps it alive for the copy).
+  auto st = std::make_shared<Storage>();
+  st->device = cpu_device();
+  st->data = const_cast<void*>(data);
+  auto borrowed = std::make_shared<Tensor>();
+  borrowed->storage = st;
+  borrowed->shape = shape;
+  borrowed->strides = strides;
+  borrowed->dtype = dtype;
+  TensorPtr host = clone(borrowed);
+  return to_device(host, device);
+}
+
+TensorPtr cat(const std::vector<TensorPtr>& ts, int64_t dim) {
+  if (ts.empty()) throw ValueError("[cat] expected a non-empty list of tensors");
+  std::vector<std::pair<const char*, const Tensor*>> named;
+  std::vector<std::string> names;
+  names.reserve(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) names.push_back("tensors[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < ts.size(); ++i) named.push_back({names[i].c_str(), ts[i].get()});
+  check_same_device("cat", named);
+  std::vector<Operand> ops(ts.begin(), ts.end());
+  DType dt = result_type(ops);
+  // torch skips legacy empty 1-D tensors of shape (0,) when the others have more dims.
+  std::vector<TensorPtr> parts;
+  for (auto& t : ts)
+    if (!(t->ndim() == 1 && t->shape[0] == 0)) parts.push_back(t);
+  if (parts.empty()) return empty_tensor({0}, dt, ts[0]->device());
+  const Shape& ref = parts[0]->shape;
+  if (ref.empty()) throw ValueError("[cat] zero-dimensional tensors cannot be concatenated");
+  dim = normalize_dim("cat", dim, int64_t(ref.size()));
+  Shape out_shape = ref;
+  out_shape[dim] = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Shape& s = parts[i]->shape;
+    bool ok = s.size() == ref.size();
+    for (size_t d = 0; ok && d < s.size(); ++d) ok = int64_t(d) == dim || s[d] == ref[d];
+    if (!ok)
+      throw ValueError("[cat] sizes of tensors must match except in dim " + std::to_string(dim) + ": got " +
+                       shape_str(ref) + " and " + shape_str(s));
+    out_shape[dim] += s[dim];
+  }
+  TensorPtr out = empty_tensor(out_shape, dt, ts[0]->device());
+  int64_t pos = 0;
+  for (auto& t : parts) {
+    int64_t len = t->shape[dim];
+    if (len) copy_into(slice(out, dim, pos, pos + len, 1), t);
+    pos += len;
+  }
+  return out;
+}
+
+TensorPtr stack(const std::vector<TensorPtr>& ts, int64_t dim) {
+  if (ts.empty()) throw ValueError("[stack] expected a non-empty list of tensors");
+  for (size_t i = 1; i < ts.size(); ++i)
+    if (ts[i]->shape != ts[0]->shape)
+      throw ValueError("[stack] expects each tensor to be equal size, but got " + shape_str(ts[0]->shape) +
+                       " at entry 0 and " + shape_str(ts[i]->shape) + " at entry " + std::to_string(i));
+  dim = normalize_dim("stack", dim, ts[0]->ndim() + 1);
+  std::vector<TensorPtr> u;
+  for (auto& t : ts) u.push_back(unsqueeze(t, dim));
+  return cat(u, dim);
+}
+
+}  // namespace bm

@@ -1,0 +1,24 @@
+// A block of device memory. All our devices (cpu, Metal shared storage, the simulator) expose a
+// host-addressable pointer; `handle` carries a backend's own buffer object when it has one.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace bm {
+
+struct Device;
+
+struct Storage {
+  Device* device = nullptr;
+  void* data = nullptr;
+  size_t nbytes = 0;
+  void* handle = nullptr;
+  std::function<void(Storage&)> release;  // returns the memory to its owner (allocator, numpy...)
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage() { if (release) release(*this); }
+};
+
+}  // namespace bm

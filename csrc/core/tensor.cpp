@@ -1,0 +1,32 @@
+#include "core/tensor.h"
+
+#include "core/backend.h"
+#include "core/errors.h"
+
+namespace bm {
+
+TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device) {
+  for (int64_t d : shape)
+    if (d < 0) throw ValueError("[empty] negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+  int64_t n = shape_numel(shape);
+  int64_t isz = int64_t(itemsize(dtype));
+  if (n > INT64_MAX / isz) throw OutOfMemoryError("[empty] shape " + shape_str(shape) + " is too large to allocate");
+  auto t = std::make_shared<Tensor>();
+  t->storage = device->backend->allocate(size_t(n * isz));
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  t->dtype = dtype;
+  return t;
+}
+
+TensorPtr make_view(const TensorPtr& t, const Shape& shape, const Shape& strides, int64_t offset) {
+  auto v = std::make_shared<Tensor>();
+  v->storage = t->storage;
+  v->offset = offset;
+  v->shape = shape;
+  v->strides = strides;
+  v->dtype = t->dtype;
+  return v;
+}
+
+}  // namespace bm

@@ -1,0 +1,38 @@
+// A tensor is a view: (storage, offset, shape, strides, dtype). Offsets and strides count elements.
+#pragma once
+#include <memory>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace bm {
+
+struct Tensor;
+using TensorPtr = std::shared_ptr<Tensor>;
+
+struct Tensor {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  Shape shape;
+  Shape strides;
+  DType dtype = DType::Float32;
+  // Made from a Python number: lowest priority in type promotion (torch's "wrapped number").
+  bool wrapped_number = false;
+  // Room for autograd: requires_grad, grad, grad_fn arrive with the autograd issue.
+
+  Device* device() const { return storage->device; }
+  int64_t ndim() const { return int64_t(shape.size()); }
+  int64_t numel() const { return shape_numel(shape); }
+  bool is_contiguous() const { return strides_are_contiguous(shape, strides); }
+  template <typename T> T* data() const { return reinterpret_cast<T*>(storage->data) + offset; }
+  char* bytes() const { return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype)); }
+};
+
+// Fresh contiguous tensor on `device` (uninitialised memory). MemoryError if it cannot be had.
+TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device);
+// A view sharing t's storage.
+TensorPtr make_view(const TensorPtr& t, const Shape& shape, const Shape& strides, int64_t offset);
+
+}  // namespace bm

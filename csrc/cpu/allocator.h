@@ -1,0 +1,13 @@
+// Host memory for cpu tensors. Large blocks are cached when freed and reused: for big elementwise
+// ops the page faults of fresh memory cost more than the arithmetic.
+#pragma once
+#include <cstddef>
+
+namespace bm::cpu {
+
+void* host_alloc(size_t nbytes);  // throws OutOfMemoryError
+void host_free(void* p, size_t nbytes);
+void host_cache_clear();
+size_t host_cache_bytes();
+
+}  // namespace bm::cpu

@@ -1,0 +1,41 @@
+// The CPU reference backend: synchronous, host memory, kernels from the family files.
+#include <memory>
+
+#include "core/parallel.h"
+#include "cpu/allocator.h"
+#include "cpu/kernels.h"
+
+namespace bm {
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() {
+    cpu::register_copy_kernels(*this);
+    cpu::register_unary_kernels(*this);
+    cpu::register_binary_kernels(*this);
+    cpu::register_reduce_kernels(*this);
+    cpu::register_softmax_kernels(*this);
+    cpu::register_matmul_kernels(*this);
+  }
+
+  std::shared_ptr<Storage> allocate(size_t nbytes) override {
+    auto s = std::make_shared<Storage>();
+    s->device = device;
+    s->nbytes = nbytes;
+    s->data = cpu::host_alloc(nbytes);
+    s->release = [](Storage& st) { cpu::host_free(st.data, st.nbytes); };
+    return s;
+  }
+
+  std::string description() const override {
+    return std::string("cpu (") + std::to_string(num_threads()) + " threads, BLAS: " + BESSEMER_BLAS_NAME + ")";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace bm

@@ -1,0 +1,22 @@
+// Registration entry points, one per kernel family file. backend.cpp calls each once.
+#pragma once
+#include "core/backend.h"
+
+namespace bm::cpu {
+
+void register_copy_kernels(Backend& b);       // copy (casts), fill, arange      - copy.cpp
+void register_unary_kernels(Backend& b);      // neg exp ... clamp               - unary.cpp
+void register_binary_kernels(Backend& b);     // add ... ge, where               - binary.cpp
+void register_reduce_kernels(Backend& b);     // sum mean var amax amin argmax argmin - reduce.cpp
+void register_softmax_kernels(Backend& b);    // softmax log_softmax             - softmax.cpp
+void register_matmul_kernels(Backend& b);     // matmul (BLAS + strided fallback) - matmul.cpp
+
+// Registers kernel K<T> for op under every dtype T in the op's row mask.
+template <template <typename> class K>
+void register_for_row(Backend& b, OpId op) {
+  DTypeMask m = op_row(op).dtypes;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (m & (1u << i)) visit_dtype(DType(i), [&](auto v) { b.set_kernel(op, DType(i), &K<decltype(v)>::run); });
+}
+
+}  // namespace bm::cpu

@@ -1,0 +1,97 @@
+"""bessemer: tensors and neural networks with the same numbers on every backend.
+
+The C++ core (``bessemer._core``) holds tensors, devices, the op registry and the backends; this
+package adds torch-style signatures and conveniences on top. See ../shared/DESIGN.md for the contract.
+"""
+
+from . import _core
+from ._core import (
+    Device,
+    DeviceMismatchError,
+    Tensor,
+    UnsupportedError,
+    available_devices,
+    dtype_from_name,
+    device,
+    from_numpy,
+    get_default_device,
+    get_num_threads,
+    set_default_device,
+    set_num_threads,
+    synchronize,
+)
+
+__version__ = _core.__version__
+
+dtype = _core.dtype
+bool = _core.dtype.bool  # noqa: A001  (torch spells it bm.bool too)
+int32 = _core.dtype.int32
+int64 = _core.dtype.int64
+float16 = _core.dtype.float16
+bfloat16 = _core.dtype.bfloat16
+float32 = _core.dtype.float32
+float64 = _core.dtype.float64
+half = float16
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+from ._ops import (  # noqa: E402
+    abs,
+    add,
+    amax,
+    amin,
+    arange,
+    argmax,
+    argmin,
+    cat,
+    clamp,
+    cos,
+    div,
+    empty,
+    eq,
+    exp,
+    flatten,
+    full,
+    ge,
+    gt,
+    le,
+    log,
+    log_softmax,
+    lt,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mul,
+    ne,
+    neg,
+    ones,
+    permute,
+    pow,
+    relu,
+    reshape,
+    rsqrt,
+    sigmoid,
+    sin,
+    softmax,
+    sqrt,
+    squeeze,
+    stack,
+    sub,
+    sum,
+    tanh,
+    tensor,
+    transpose,
+    unsqueeze,
+    var,
+    where,
+    zeros,
+)
+from . import _tensor  # noqa: E402,F401  (adds torch-style methods to Tensor)
+from . import testing  # noqa: E402
+
+__all__ = [name for name in dir() if not name.startswith("_")]

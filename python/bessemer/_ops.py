@@ -1,0 +1,193 @@
+"""Module-level functions with torch's signatures, over the core's ops."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from . import _core
+from ._core import Tensor
+
+_dt = _core.dtype
+
+# Python data -> dtype, as torch.tensor infers it: floats become the default float dtype.
+_NUMPY_TO_BM = {
+    np.dtype(np.bool_): _dt.bool,
+    np.dtype(np.int32): _dt.int32,
+    np.dtype(np.int64): _dt.int64,
+    np.dtype(np.float16): _dt.float16,
+    np.dtype(np.float32): _dt.float32,
+    np.dtype(np.float64): _dt.float64,
+}
+_BM_TO_NUMPY = {v: k for k, v in _NUMPY_TO_BM.items()}
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _sizes(size) -> list[int]:
+    if len(size) == 1 and not isinstance(size[0], builtins.int):
+        return list(size[0])
+    return list(size)
+
+
+def tensor(data, dtype=None, device=None) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays or tensors)."""
+    if isinstance(data, Tensor):
+        out = data.to(device) if device is not None else data.clone()
+        return out.to(dtype) if dtype is not None else out
+    from_python = not isinstance(data, (np.ndarray, np.generic))
+    try:
+        arr = np.asarray(data)
+    except ValueError as e:  # ragged nested lists
+        raise ValueError(f"[tensor] could not make a tensor from the data: {e}") from None
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise TypeError(f"[tensor] cannot make a tensor from {type(data).__name__} data of numpy kind {arr.dtype}")
+    if from_python and arr.dtype == np.float64:
+        arr = arr.astype(np.float32)
+    elif arr.dtype.kind in "iu" and arr.dtype not in _NUMPY_TO_BM:
+        arr = arr.astype(np.int64)
+    elif arr.dtype not in _NUMPY_TO_BM:
+        raise TypeError(f"[tensor] numpy dtype {arr.dtype} is not supported")
+    if dtype is not None and dtype in _BM_TO_NUMPY and dtype != _dt.float64 and arr.dtype != _BM_TO_NUMPY[dtype]:
+        # Convert on the host when numpy can (cheaper than a device cast); bfloat16 goes via the core.
+        arr = arr.astype(_BM_TO_NUMPY[dtype])
+    t = _core._from_numpy_copy(arr, device)
+    return t if dtype is None else t.to(dtype)
+
+
+def full(size, fill_value, *, dtype=None, device=None) -> Tensor:
+    return _core.full(list(size) if not isinstance(size, builtins.int) else [size], fill_value, dtype, device)
+
+
+def zeros(*size, dtype=None, device=None) -> Tensor:
+    return _core.full(_sizes(size), 0, dtype or _dt.float32, device)
+
+
+def ones(*size, dtype=None, device=None) -> Tensor:
+    return _core.full(_sizes(size), 1, dtype or _dt.float32, device)
+
+
+def empty(*size, dtype=None, device=None) -> Tensor:
+    return _core.empty(_sizes(size), dtype, device)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    return _core.arange(start, end, step, dtype, device)
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    return [dim] if isinstance(dim, builtins.int) else list(dim)
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    x = input if dtype is None else input.to(dtype)
+    return x._reduce("sum", _dims(dim), keepdim)
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    x = input if dtype is None else input.to(dtype)
+    return x._reduce("mean", _dims(dim), keepdim)
+
+
+def var(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return input._reduce("var", _dims(dim), keepdim, float(correction))
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return input._reduce("amax", _dims(dim), keepdim)
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return input._reduce("amin", _dims(dim), keepdim)
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _core.arg_reduce(input, "argmax", dim, keepdim)
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _core.arg_reduce(input, "argmin", dim, keepdim)
+
+
+def _max_min(input, dim, keepdim, other, reduce_op, arg_op, binary_op):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+        return binary_op(input, dim)
+    if other is not None:
+        return binary_op(input, other)
+    if dim is None:
+        return input._reduce(reduce_op, None, False)
+    if not isinstance(dim, builtins.int):  # a tuple of dims: values only, like amax
+        return input._reduce(reduce_op, list(dim), keepdim)
+    return values_indices(input._reduce(reduce_op, [dim], keepdim), _core.arg_reduce(input, arg_op, dim, keepdim))
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
+    """max(x) -> tensor; max(x, dim) -> (values, indices); max(x, y) -> maximum(x, y)."""
+    return _max_min(input, dim, keepdim, other, "amax", "argmax", _core.maximum)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
+    """min(x) -> tensor; min(x, dim) -> (values, indices); min(x, y) -> minimum(x, y)."""
+    return _max_min(input, dim, keepdim, other, "amin", "argmin", _core.minimum)
+
+
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    return _core.softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    return _core.log_softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:
+    return _core.clamp(input, min, max)
+
+
+def reshape(input: Tensor, shape) -> Tensor:
+    return input.reshape(shape)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return input.transpose(dim0, dim1)
+
+
+def permute(input: Tensor, dims) -> Tensor:
+    return input.permute(dims)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    return input.unsqueeze(dim)
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    return input.squeeze(dim)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return input.flatten(start_dim, end_dim)
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    return _core.cat(list(tensors), dim)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    return _core.stack(list(tensors), dim)
+
+
+matmul = _core.matmul
+where = _core.where
+add, sub, mul, div, pow = _core.add, _core.sub, _core.mul, _core.div, _core.pow
+maximum, minimum = _core.maximum, _core.minimum
+eq, ne, lt, le, gt, ge = _core.eq, _core.ne, _core.lt, _core.le, _core.gt, _core.ge
+neg, abs, relu = _core.neg, _core.abs, _core.relu
+exp, log, sqrt, rsqrt = _core.exp, _core.log, _core.sqrt, _core.rsqrt
+sin, cos, tanh, sigmoid = _core.sin, _core.cos, _core.tanh, _core.sigmoid

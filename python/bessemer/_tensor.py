@@ -1,0 +1,113 @@
+"""Torch-style Tensor methods that are argument conveniences over module functions."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _core, _ops
+from ._core import Device, Tensor
+
+_dt = _core.dtype
+
+
+def _to(self: Tensor, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
+    """t.to(device), t.to(dtype), t.to(device, dtype), t.to(other_tensor)."""
+    for a in args:
+        if isinstance(a, _dt):
+            dtype = a
+        elif isinstance(a, (str, Device)):
+            device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        else:
+            raise TypeError(f"[to] expected a device, a dtype or a tensor, got {type(a).__name__}")
+    out = self
+    if device is not None:
+        out = _core.to_device(out, device)
+    if dtype is not None and dtype != out.dtype:
+        out = _core.cast(out, dtype)
+    if copy and out is self:
+        out = self.clone()
+    return out
+
+
+def _repr(self: Tensor) -> str:
+    extras = []
+    if self.device.type != "cpu":
+        extras.append(f"device='{self.device}'")
+    if self.dtype not in (_dt.float32, _dt.int64, _dt.bool):
+        extras.append(f"dtype={self.dtype!r}")
+    shown = self if self.dtype != _dt.bfloat16 else self.to(_dt.float32)
+    arr = shown.numpy()
+    body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000)
+    if arr.size == 0:
+        extras.insert(0, f"size={tuple(self.shape)}")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+def _len(self: Tensor) -> int:
+    if self.ndim == 0:
+        raise TypeError("[len] len() of a 0-d tensor")
+    return self.shape[0]
+
+
+def _iter(self: Tensor):
+    if self.ndim == 0:
+        raise TypeError("[iter] iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def _bool(self: Tensor) -> bool:
+    if self.numel() != 1:
+        raise ValueError(
+            f"[bool] the truth value of a tensor with {self.numel()} elements is ambiguous; use .any() or .all()"
+        )
+    return builtins.bool(self.item())
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+_METHODS = {
+    "to": _to,
+    "__repr__": _repr,
+    "__str__": _repr,
+    "__len__": _len,
+    "__iter__": _iter,
+    "__bool__": _bool,
+    "__float__": lambda self: builtins.float(self.item()),
+    "__int__": lambda self: builtins.int(self.item()),
+    "__index__": lambda self: builtins.int(self.item()) if not self.dtype.is_floating_point else _no_index(),
+    "float": lambda self: _to(self, _dt.float32),
+    "double": lambda self: _to(self, _dt.float64),
+    "half": lambda self: _to(self, _dt.float16),
+    "long": lambda self: _to(self, _dt.int64),
+    "int": lambda self: _to(self, _dt.int32),
+    "bool": lambda self: _to(self, _dt.bool),
+    "cpu": lambda self: _to(self, "cpu"),
+    "T": property(lambda self: self.permute(*reversed(range(self.ndim)))),
+    "mT": property(lambda self: self.transpose(-2, -1)),
+}
+
+
+def _no_index():
+    raise TypeError("[index] only integer tensors of a single element can be converted to an index")
+
+
+for _name in ("sum", "mean", "var", "amax", "amin", "argmax", "argmin", "max", "min", "softmax", "log_softmax",
+              "clamp", "matmul", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tanh", "sigmoid",
+              "relu", "maximum", "minimum", "pow", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge"):
+    _METHODS[_name] = _method(getattr(_ops, _name))
+_METHODS["clip"] = _METHODS["clamp"]
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)

@@ -1,0 +1,68 @@
+// C++ unit tests for the core's building blocks (run by ctest).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/errors.h"
+#include "core/ops.h"
+
+using namespace bm;
+
+TEST_CASE("half conversion round-trips every finite half and rounds to nearest even") {
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    uint16_t h = uint16_t(b);
+    float f = half_bits_to_float(h);
+    if (std::isnan(f)) continue;
+    CHECK(float_to_half_bits(f) == h);
+  }
+  CHECK(float_to_half_bits(1.0f + 1.0f / 2048) == 0x3c00);  // tie -> even
+  CHECK(float_to_half_bits(65520.0f) == 0x7c00);            // overflow -> inf
+  CHECK(float_to_half_bits(5.9604645e-8f) == 0x0001);       // smallest subnormal
+}
+
+TEST_CASE("bfloat16 rounds to nearest even") {
+  CHECK(float_to_bf16_bits(1.0f) == 0x3f80);
+  CHECK(bf16_bits_to_float(float_to_bf16_bits(1.00390625f)) == 1.0f);  // tie -> even
+  CHECK(std::isnan(bf16_bits_to_float(float_to_bf16_bits(NAN))));
+}
+
+TEST_CASE("type promotion follows torch") {
+  CHECK(promote_types(DType::Int32, DType::Int64) == DType::Int64);
+  CHECK(promote_types(DType::Int64, DType::Float16) == DType::Float16);
+  CHECK(promote_types(DType::Float16, DType::BFloat16) == DType::Float32);
+  CHECK(promote_types(DType::Bool, DType::Int32) == DType::Int32);
+  auto x = full({2}, Scalar::from_int(1), DType::Int32, cpu_device());
+  CHECK(result_type({Operand(x), Operand(Scalar::from_double(1.5))}) == DType::Float32);
+  CHECK(result_type({Operand(x), Operand(Scalar::from_int(7))}) == DType::Int32);
+  auto z = full({}, Scalar::from_double(1), DType::Float64, cpu_device());
+  CHECK(result_type({Operand(x), Operand(z)}) == DType::Float64);  // 0-d of a higher category wins
+  auto h = full({2}, Scalar::from_double(1), DType::Float16, cpu_device());
+  CHECK(result_type({Operand(h), Operand(z)}) == DType::Float16);  // same category: dims win
+}
+
+TEST_CASE("broadcasting and its errors") {
+  CHECK(broadcast_shapes("add", {3, 1}, {4}) == Shape{3, 4});
+  CHECK_THROWS_AS(broadcast_shapes("add", {3}, {4}), ValueError);
+}
+
+TEST_CASE("views share storage and compute strides like torch") {
+  auto t = full({2, 3, 4}, Scalar::from_double(0), DType::Float32, cpu_device());
+  auto tt = transpose(t, 0, 2);
+  CHECK(tt->strides == Shape{1, 4, 12});
+  CHECK(tt->storage == t->storage);
+  CHECK_THROWS_AS(view(tt, {24}), ValueError);
+  auto r = reshape(tt, {24});
+  CHECK(r->storage != t->storage);  // reshape copies when a view is impossible
+  auto s = slice(t, 2, 1, std::nullopt, 2);
+  CHECK(s->shape == Shape{2, 3, 2});
+  CHECK(s->offset == 1);
+  CHECK(s->strides == Shape{12, 4, 2});
+  CHECK_THROWS_AS(select(t, 0, 2), IndexError);
+  CHECK_THROWS_AS(normalize_dim("sum", 3, 3), IndexError);
+}
+
+TEST_CASE("allocation failures are errors, not crashes") {
+  CHECK_THROWS_AS(empty_tensor({int64_t(1) << 62}, DType::Float32, cpu_device()), OutOfMemoryError);
+  CHECK_THROWS_AS(empty_tensor({-1}, DType::Float32, cpu_device()), ValueError);
+}

@@ -1,0 +1,23 @@
+"""Every row of op_cases.CASES x device x layout x dtype, against NumPy."""
+
+import pytest
+
+from harness import DEVICES, LAYOUTS, TOL, check_op, dtypes_on
+from op_cases import CASES, expected_dtype
+
+PARAMS = [
+    pytest.param(case, device, layout, dtype, id=f"{case.id}-{device}-{layout}-{dtype.name}")
+    for case in CASES
+    for device in DEVICES
+    for layout in LAYOUTS
+    for dtype in dtypes_on(device, case.dtypes)
+]
+
+
+@pytest.mark.parametrize("case,device,layout,dtype", PARAMS)
+def test_op(case, device, layout, dtype):
+    shapes = [case.shape] * case.nin
+    want = expected_dtype(case, dtype)
+    rtol, atol = case.tol if case.tol else TOL[want]
+    check_op(shapes, case.reference, case.ours, atol, rtol, dtype=dtype, device=device, layout=layout,
+             domain=case.domain, out_dtype=want)
