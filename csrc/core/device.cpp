@@ -101,7 +101,7 @@ Device* get_device(const std::string& spec) {
   for (auto& d : registry().devices)
     if (d->type_name == type && d->index == index) return d.get();
   if (type == "metal")
-    throw UnsupportedError("[device] '" + spec + "' is not available: this build has no Metal runtime (Metal needs "
+    throw Error("[device] '" + spec + "' is not available: this build has no Metal runtime (Metal needs "
                            "macOS on Apple hardware). Available devices: " + available_list());
   throw UnsupportedError("[device] '" + spec + "' is not available. Available devices: " + available_list());
 }
