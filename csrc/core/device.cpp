@@ -103,7 +103,7 @@ Device* get_device(const std::string& spec) {
   if (type == "metal")
     throw Error("[device] '" + spec + "' is not available: this build has no Metal runtime (Metal needs "
                            "macOS on Apple hardware). Available devices: " + available_list());
-  throw UnsupportedError("[device] '" + spec + "' is not available. Available devices: " + available_list());
+  throw Error("[device] '" + spec + "' is not available. Available devices: " + available_list());
 }
 
 }  // namespace bm
