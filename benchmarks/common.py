@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 THREADS = int(os.environ.get("BENCH_THREADS", "2"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import bessemer as bm  # noqa: E402

@@ -23,7 +23,7 @@ w_true = bm.tensor(rng.standard_normal((8, 1)).astype(np.float32))
 y = X @ w_true
 w = bm.zeros(8, 1)
 t0 = time.perf_counter()
-for step in range(200):
+for _ in range(200):
     grad = X.T @ (X @ w - y) * (2.0 / X.shape[0])
     w = w - 0.1 * grad
 err = (w - w_true).abs().max().item()

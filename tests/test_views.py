@@ -129,7 +129,7 @@ def strided_case(draw):
     ops = draw(st.lists(st.sampled_from(["transpose", "slice", "unsqueeze", "expand", "select", "flip_perm"]),
                         max_size=4))
     seeds = draw(st.lists(st.integers(0, 10**6), min_size=len(ops), max_size=len(ops)))
-    return shape, list(zip(ops, seeds))
+    return shape, list(zip(ops, seeds, strict=True))
 
 
 @settings(max_examples=60, deadline=None)

@@ -11,8 +11,8 @@ from ._core import (
     Tensor,
     UnsupportedError,
     available_devices,
-    dtype_from_name,
     device,
+    dtype_from_name,
     from_numpy,
     get_default_device,
     get_num_threads,
@@ -37,6 +37,10 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
+from . import (
+    _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
+    testing,  # noqa: E402
+)
 from ._ops import (  # noqa: E402
     abs,
     add,
@@ -91,7 +95,5 @@ from ._ops import (  # noqa: E402
     where,
     zeros,
 )
-from . import _tensor  # noqa: E402,F401  (adds torch-style methods to Tensor)
-from . import testing  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")]
