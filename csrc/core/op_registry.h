@@ -45,6 +45,7 @@ struct OpArgs {
   double correction = 1;          // var
   int64_t dim = 0;                // softmax / log_softmax
   DType out_dtype = DType::Float32;  // Cast / Factory rules
+  uint64_t seed = 0, rng_offset = 0;  // uniform / normal: Philox key and first counter block
 };
 
 struct KernelCall {

@@ -54,4 +54,6 @@
   X(argmin,      1, 1, Index,        Reduce,      kFloatMask | kIntMask)        \
   X(softmax,     1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(log_softmax, 1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
-  X(matmul,      2, 1, Promote,      Matmul,      kFloatMask | kIntMask)
+  X(matmul,      2, 1, Promote,      Matmul,      kFloatMask | kIntMask)     \
+  X(uniform,     0, 1, Factory,      Given,       kFloatMask)                   \
+  X(normal,      0, 1, Factory,      Given,       kFloatMask)

@@ -10,6 +10,7 @@ void register_binary_kernels(Backend& b);     // add ... ge, where              
 void register_reduce_kernels(Backend& b);     // sum mean var amax amin argmax argmin - reduce.cpp
 void register_softmax_kernels(Backend& b);    // softmax log_softmax             - softmax.cpp
 void register_matmul_kernels(Backend& b);     // matmul (BLAS + strided fallback) - matmul.cpp
+void register_random_kernels(Backend& b);     // uniform normal (Philox)         - random.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

@@ -66,3 +66,22 @@ TEST_CASE("allocation failures are errors, not crashes") {
   CHECK_THROWS_AS(empty_tensor({int64_t(1) << 62}, DType::Float32, cpu_device()), OutOfMemoryError);
   CHECK_THROWS_AS(empty_tensor({-1}, DType::Float32, cpu_device()), ValueError);
 }
+
+#include "philox.h"
+
+TEST_CASE("Philox4x32-10 matches the Random123 known-answer vectors") {
+  auto a = bm_philox4x32_10(0, 0, 0, 0, 0, 0);
+  CHECK(a.v[0] == 0x6627e8d5u);
+  CHECK(a.v[3] == 0x9b00dbd8u);
+  auto b = bm_philox4x32_10(~0u, ~0u, ~0u, ~0u, ~0u, ~0u);
+  CHECK(b.v[0] == 0x408f276du);
+  CHECK(b.v[1] == 0x41c83b0eu);
+  CHECK(b.v[2] == 0xa20bc7c6u);
+  CHECK(b.v[3] == 0x6d5451fdu);
+  auto c = bm_philox4x32_10(0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xa4093822u, 0x299f31d0u);
+  CHECK(c.v[0] == 0xd16cfe09u);
+  CHECK(c.v[1] == 0x94fdccebu);
+  CHECK(c.v[2] == 0x5001e420u);
+  CHECK(c.v[3] == 0x24126ea1u);
+  CHECK(bm_uniform_f32(0xffffffffu) < 1.0f);
+}

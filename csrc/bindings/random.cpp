@@ -1,0 +1,41 @@
+// Generators and in-place random fills.
+#include "bindings/common.h"
+#include "core/errors.h"
+#include "core/random.h"
+
+namespace bm::bind {
+
+namespace {
+
+// torch's seed rule: [-2**63, 2**64 - 1]; negative seeds map to 0xffff_ffff_ffff_ffff + seed.
+uint64_t seed_arg(const py::int_& s) {
+  py::int_ lo(py::module_::import("builtins").attr("int")(-(int64_t(1) << 62)) * py::int_(2));
+  if (s < lo || s > py::int_(py::module_::import("builtins").attr("int")("18446744073709551615")))
+    throw ValueError("[manual_seed] seed must be in [-2**63, 2**64 - 1], got " + std::string(py::str(s)));
+  if (s < py::int_(0)) return uint64_t(0xffffffffffffffffull) + uint64_t(s.cast<int64_t>());
+  return s.cast<uint64_t>();
+}
+
+Generator* gen_arg(const py::object& g) { return g.is_none() ? nullptr : g.cast<Generator*>(); }
+
+}  // namespace
+
+void init_random(py::module_& m) {
+  py::class_<Generator, std::unique_ptr<Generator, py::nodelete>>(m, "_Generator")
+      .def_property_readonly("device", [](const Generator& g) { return device_object(g.device); })
+      .def("manual_seed", [](Generator& g, const py::int_& s) { g.manual_seed(seed_arg(s)); })
+      .def("initial_seed", &Generator::seed)
+      .def("get_offset", &Generator::offset)
+      .def("set_offset", &Generator::set_offset);
+  m.def("_new_generator", [](const py::object& d) { return new Generator(device_arg(d)); },
+        py::return_value_policy::take_ownership);
+  m.def("default_generator", [](const py::object& d) { return &default_generator(device_arg(d)); },
+        py::return_value_policy::reference);
+  m.def("manual_seed", [](const py::int_& s) { manual_seed_all(seed_arg(s)); }, py::arg("seed"));
+  m.def("uniform_", [](const TensorPtr& t, double lo, double hi, const py::object& g) { uniform_(t, lo, hi, gen_arg(g)); return t; },
+        py::arg("tensor"), py::arg("low") = 0.0, py::arg("high") = 1.0, py::arg("generator") = py::none());
+  m.def("normal_", [](const TensorPtr& t, double mean, double std, const py::object& g) { normal_(t, mean, std, gen_arg(g)); return t; },
+        py::arg("tensor"), py::arg("mean") = 0.0, py::arg("std") = 1.0, py::arg("generator") = py::none());
+}
+
+}  // namespace bm::bind
