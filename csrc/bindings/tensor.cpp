@@ -64,6 +64,8 @@ std::vector<int64_t> dims_arg(const char* op, const py::object& dim) {
 
 void init_tensor(py::module_& m) {
   py::class_<Tensor, TensorPtr> cls(m, "Tensor", py::buffer_protocol());
+  // Tensor(t) is an alias of t (same storage and view); nn.Parameter subclasses Tensor this way.
+  cls.def(py::init([](const TensorPtr& t) { return make_view(t, t->shape, t->strides, t->offset); }), py::arg("data"));
   cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape)); })
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype); })
       .def_property_readonly("device", [](const Tensor& t) { return device_object(t.device()); })

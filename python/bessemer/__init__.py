@@ -96,6 +96,7 @@ from ._ops import (  # noqa: E402
     zeros,
 )
 
+from . import nn
 from .random import Generator, initial_seed, manual_seed, rand, randn
 
 __all__ = [name for name in dir() if not name.startswith("_")]
