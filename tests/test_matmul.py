@@ -8,9 +8,6 @@ import bessemer as bm
 from bessemer.testing import assert_close
 from harness import FLOATS, INTS, TOL, _np_storage, random_values
 
-NP_DTYPE = {bm.float32: np.float32, bm.float64: np.float64, bm.int32: np.int32, bm.int64: np.int64}
-
-
 def rand(shape, dtype=bm.float32, seed=0):
     """(bessemer tensor, float64/int64 numpy values) with values exact in `dtype`."""
     vals = random_values(shape, dtype, np.random.default_rng(seed))
@@ -60,7 +57,7 @@ def test_empty_result(sa, sb):
 def views(t, v):
     """Named views of a 2-D matrix with the same values as (t, v) but different strides."""
     m, n = v.shape
-    tt, vt = bm.tensor(np.ascontiguousarray(v.T).astype(np.float64), dtype=t.dtype), np.ascontiguousarray(v.T)
+    tt = bm.tensor(np.ascontiguousarray(v.T).astype(np.float64), dtype=t.dtype)
     big = np.zeros((2 * m + 1, 3 * n + 2))
     big[1::2, 2::3] = v
     tb = bm.tensor(big, dtype=t.dtype)
@@ -207,3 +204,18 @@ def test_nan_and_inf_propagate():
     assert np.isnan(r[0, 0]) and r[1, 0] == 3.0 and np.isinf(r[2, 0])
     h = (a.to(bm.float16) @ b.to(bm.float16)).to(bm.float32).numpy()
     assert np.isnan(h[0, 0]) and h[1, 0] == 3.0 and np.isinf(h[2, 0])
+
+
+def test_int32_overflow_wraps_like_torch_and_numpy():
+    va = np.array([[2**30, 2**30, 7]], dtype=np.int32)
+    vb = np.array([[2], [2], [1]], dtype=np.int32)
+    r = bm.tensor(va) @ bm.tensor(vb)
+    np.testing.assert_array_equal(np.asarray(r.numpy()), va @ vb)  # 2**32 + 7 wraps to 7
+    assert int(r.numpy()[0, 0]) == 7
+
+
+@pytest.mark.parametrize("dtype", [bm.float16, bm.bfloat16])
+def test_half_types_accumulate_in_float32(dtype):
+    # a float16 running sum of ones stalls at 2048 (bfloat16: 256); float32 reaches 2560, exact in both
+    r = bm.ones(1, 2560, dtype=dtype) @ bm.ones(2560, 1, dtype=dtype)
+    assert float(r.to(bm.float32).numpy()[0, 0]) == 2560.0
