@@ -26,12 +26,18 @@ class Case:
     domain: str | tuple = "any"
     out: str = "same"  # same | bool | float (bool/int -> float32) | int64 | sum
     shape: tuple = (3, 4)
+    shapes: tuple | None = None  # one shape per input, when the inputs differ (default: `shape` each)
+    errors: dict = field(default_factory=dict)  # layout -> exception the op must raise on it
     variant: str = ""  # distinguishes several rows for one op
     tol: tuple | None = None  # (rtol, atol) overrides per-dtype defaults
 
     @property
     def id(self) -> str:
         return self.name + (f"[{self.variant}]" if self.variant else "")
+
+    @property
+    def input_shapes(self) -> list:
+        return list(self.shapes) if self.shapes is not None else [self.shape] * self.nin
 
 
 def expected_dtype(case: Case, dtype):
@@ -60,4 +66,15 @@ CASES: list[Case] = [
          dtypes=list(INTS), variant="int"),
     Case("arange", lambda x: bm.arange(3, 3 + x.numel(), dtype=x.dtype, device=x.device).reshape(x.shape),
          lambda x: np.arange(3, 3 + x.size).reshape(x.shape), dtypes=[d for d in ALL_DTYPES if d != bm.bool]),
+    # ---- matmul: the "empty" layout zeroes every input's last dim, which leaves a valid K == 0
+    # product only when the second input is 1-D; 0-d inputs are an error as in torch ----
+    *[Case("matmul", lambda a, b: a @ b, np.matmul, nin=2, dtypes=list(FLOATS + INTS), shapes=shapes,
+           variant=variant, errors={"0d": ValueError, **({} if ok_empty else {"empty": ValueError})})
+      for variant, shapes, ok_empty in [
+          ("2d", ((3, 4), (4, 5)), False),
+          ("vec_mat", ((4,), (4, 5)), False),
+          ("mat_vec", ((3, 4), (4,)), True),
+          ("dot", ((4,), (4,)), True),
+          ("batched", ((2, 1, 3, 4), (3, 4, 5)), False),
+      ]],
 ]

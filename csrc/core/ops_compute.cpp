@@ -67,7 +67,14 @@ TensorPtr matmul(const TensorPtr& a_in, const TensorPtr& b_in) {
   TensorPtr a = a_vec ? unsqueeze(a_in, 0) : a_in;
   TensorPtr b = b_vec ? unsqueeze(b_in, 1) : b_in;
   Shape ab(a->shape.begin(), a->shape.end() - 2), bb(b->shape.begin(), b->shape.end() - 2);
-  Shape batch = broadcast_shapes("matmul", ab, bb);
+  Shape batch;
+  try {
+    batch = broadcast_shapes("matmul", ab, bb);
+  } catch (const ValueError&) {  // name the full shapes, not just their batch parts
+    throw ValueError("[matmul] shapes " + shape_str(a_in->shape) + " and " + shape_str(b_in->shape) +
+                     " cannot be multiplied: batch dims " + shape_str(ab) + " and " + shape_str(bb) +
+                     " cannot be broadcast together");
+  }
   Dims ea = batch, eb = batch;
   ea.push_back(a->shape[a->ndim() - 2]); ea.push_back(a->shape.back());
   eb.push_back(b->shape[b->ndim() - 2]); eb.push_back(b->shape.back());

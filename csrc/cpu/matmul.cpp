@@ -1,7 +1,214 @@
+// matmul: out (B..., M, N) = a (B..., M, K) @ b (B..., K, N). The op layer has already turned 1-D
+// operands into matrices and broadcast the batch dims (zero strides); K > 0 and out is non-empty.
+// float32/float64 go to the platform BLAS (strided operands are passed as they are whenever BLAS
+// can address them); the other dtypes use the blocked strided kernel in matmul_fallback.h.
+#include <climits>
+#include <limits>
+#include <cstring>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/tensor.h"
 #include "cpu/kernels.h"
+#include "cpu/matmul_fallback.h"
+
+#if defined(BESSEMER_BLAS_ACCELERATE)
+#include <Accelerate/Accelerate.h>
+#elif defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
+#include <cblas.h>
+#else
+#error "no BLAS configured: CMake defines BESSEMER_BLAS_ACCELERATE or BESSEMER_BLAS_SCIPY_OPENBLAS"
+#endif
 
 namespace bm::cpu {
 
-void register_matmul_kernels(Backend& b) {}
+namespace {
+
+// ---- the BLAS entry points, one spelling for both libraries ----
+#if defined(BESSEMER_BLAS_ACCELERATE)
+#if defined(ACCELERATE_NEW_LAPACK)
+using blas_int = __LAPACK_int;  // int, or long with ACCELERATE_LAPACK_ILP64
+#else
+using blas_int = int;
+#endif
+inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
+                 blas_int ldb, float* c, blas_int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
+              ldb, 0.0f, c, ldc);
+}
+inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
+                 blas_int ldb, double* c, blas_int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
+              ldb, 0.0, c, ldc);
+}
+#else
+// scipy-openblas32 prefixes every symbol with scipy_ so it can sit beside another OpenBLAS (numpy's).
+using blas_int = blasint;
+inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
+                 blas_int ldb, float* c, blas_int ldc) {
+  scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+                    lda, b, ldb, 0.0f, c, ldc);
+}
+inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
+                 blas_int ldb, double* c, blas_int ldc) {
+  scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
+                    lda, b, ldb, 0.0, c, ldc);
+}
+#endif
+
+constexpr int64_t kBlasIntMax = std::numeric_limits<blas_int>::max();
+
+// How BLAS sees one row-major operand: its data, whether to transpose, and the leading dimension.
+template <typename T>
+struct BlasOperand {
+  const T* data;
+  bool trans;
+  blas_int ld;
+};
+
+// A view BLAS can read in place: unit stride along one dim and a leading dimension along the
+// other that is at least the length of the first (BLAS rejects smaller ones, and a zero or
+// overlapping stride would be one). Dims of size 1 have no meaningful stride.
+template <typename T>
+std::optional<BlasOperand<T>> blas_view(const MatRef<const T>& m) {
+  auto ok = [](int64_t ld) { return ld <= kBlasIntMax; };
+  if ((m.cols == 1 || m.cs == 1) && (m.rows == 1 || m.rs >= m.cols)) {
+    int64_t ld = m.rows == 1 ? m.cols : m.rs;
+    if (ok(ld)) return BlasOperand<T>{m.base, false, blas_int(ld)};
+  }
+  if ((m.rows == 1 || m.rs == 1) && (m.cols == 1 || m.cs >= m.rows)) {
+    int64_t ld = m.cols == 1 ? m.rows : m.cs;
+    if (ok(ld)) return BlasOperand<T>{m.base, true, blas_int(ld)};
+  }
+  return std::nullopt;
+}
+
+// An operand BLAS cannot address (non-unit inner strides, zero strides) is copied to a contiguous
+// buffer. Broadcast batch entries share their matrix, so the copy is reused while the source is.
+template <typename T>
+struct StagedOperand {
+  std::vector<T> buf;
+  const T* staged_from = nullptr;
+
+  BlasOperand<T> get(const MatRef<const T>& m) {
+    if (auto v = blas_view(m)) return *v;
+    if (m.base != staged_from) {
+      buf.resize(size_t(m.rows * m.cols));
+      for (int64_t i = 0; i < m.rows; ++i)
+        for (int64_t j = 0; j < m.cols; ++j) buf[size_t(i * m.cols + j)] = m.at(i, j);
+      staged_from = m.base;
+    }
+    return {buf.data(), false, blas_int(m.cols)};
+  }
+};
+
+// One row stride that walks dims [0, n) of t in row-major order, if one exists (size-1 dims are
+// skipped; 0 when every dim has size 1). Used to fold batch dims into M.
+std::optional<int64_t> merged_row_stride(const Tensor& t, int n) {
+  std::optional<int64_t> inner;
+  int64_t expect = 0;
+  for (int d = n - 1; d >= 0; --d) {
+    if (t.shape[d] == 1) continue;
+    if (inner && t.strides[d] != expect) return std::nullopt;
+    if (!inner) inner = t.strides[d];
+    expect = t.strides[d] * t.shape[d];
+  }
+  return inner ? *inner : 0;
+}
+
+// The three matrices of batch entry `bi`, from per-dim batch strides.
+template <typename T>
+struct Batches {
+  const Tensor *a, *b;
+  Tensor* c;
+  int nb;  // number of batch dims
+  int64_t count = 1, M, N, K;
+
+  Batches(const Tensor* a_, const Tensor* b_, Tensor* c_) : a(a_), b(b_), c(c_), nb(int(c_->ndim()) - 2) {
+    for (int d = 0; d < nb; ++d) count *= c->shape[d];
+    M = a->shape[nb];
+    K = a->shape[nb + 1];
+    N = b->shape[nb + 1];
+  }
+
+  std::tuple<MatRef<const T>, MatRef<const T>, MatRef<T>> operator()(int64_t bi) const {
+    int64_t oa = 0, ob = 0, oc = 0;
+    for (int d = nb - 1; d >= 0; --d) {
+      int64_t i = bi % c->shape[d];
+      bi /= c->shape[d];
+      oa += i * a->strides[d];
+      ob += i * b->strides[d];
+      oc += i * c->strides[d];
+    }
+    return {MatRef<const T>{a->data<T>() + oa, M, K, a->strides[nb], a->strides[nb + 1]},
+            MatRef<const T>{b->data<T>() + ob, K, N, b->strides[nb], b->strides[nb + 1]},
+            MatRef<T>{c->data<T>() + oc, M, N, c->strides[nb], c->strides[nb + 1]}};
+  }
+};
+
+template <typename T>
+void blas_matmul(const Batches<T>& bt) {
+  int64_t count = bt.count, M = bt.M;
+  // b shared by every batch entry (nn.Linear on (B, T, C) inputs): when the rows of a and out walk
+  // the batch dims with one stride, the whole batch is one (count*M) x K product. One big gemm
+  // beats many small ones and lets BLAS split the work across its threads.
+  std::optional<MatRef<const T>> fa;
+  std::optional<MatRef<T>> fc;
+  bool b_shared = true;
+  for (int d = 0; d < bt.nb; ++d) b_shared = b_shared && (bt.c->shape[d] == 1 || bt.b->strides[d] == 0);
+  if (count > 1 && b_shared) {
+    auto ra = merged_row_stride(*bt.a, bt.nb + 1), rc = merged_row_stride(*bt.c, bt.nb + 1);
+    if (ra && rc) {
+      auto [a0, b0, c0] = bt(0);
+      fa = MatRef<const T>{a0.base, count * M, a0.cols, *ra, a0.cs};
+      fc = MatRef<T>{c0.base, count * M, c0.cols, *rc, c0.cs};
+      count = 1;
+      M = fa->rows;
+    }
+  }
+  if (M > kBlasIntMax || bt.N > kBlasIntMax || bt.K > kBlasIntMax) {  // beyond 32-bit BLAS sizes
+    matmul_fallback<T>(bt.count, bt.M, bt.N, bt.K, bt);
+    return;
+  }
+  StagedOperand<T> sa, sb;
+  std::vector<T> cbuf;
+  for (int64_t bi = 0; bi < count; ++bi) {
+    auto [a, b, c] = bt(bi);
+    if (fa) { a = *fa; c = *fc; }
+    BlasOperand<T> A = sa.get(a), B = sb.get(b);
+    // out is fresh and contiguous from the dispatcher; a caller-given strided out goes via a buffer.
+    MatRef<const T> cview{c.base, c.rows, c.cols, c.rs, c.cs};
+    auto C = blas_view(cview);
+    if (C && !C->trans) {
+      gemm(A.trans, B.trans, blas_int(M), blas_int(bt.N), blas_int(bt.K), A.data, A.ld, B.data, B.ld, c.base, C->ld);
+    } else {
+      cbuf.resize(size_t(M * bt.N));
+      gemm(A.trans, B.trans, blas_int(M), blas_int(bt.N), blas_int(bt.K), A.data, A.ld, B.data, B.ld, cbuf.data(),
+           blas_int(bt.N));
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < bt.N; ++j) c.at(i, j) = cbuf[size_t(i * bt.N + j)];
+    }
+  }
+}
+
+template <typename T>
+struct MatmulKernel {
+  static void run(const KernelCall& call) {
+    if constexpr (std::is_same_v<T, bool>) {
+      throw UnsupportedError("[matmul] bool inputs have no matmul kernel");  // excluded by the row mask
+    } else {
+      Batches<T> bt(call.in[0], call.in[1], call.out);
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) blas_matmul<T>(bt);
+      else matmul_fallback<T>(bt.count, bt.M, bt.N, bt.K, bt);
+    }
+  }
+};
+
+}  // namespace
+
+void register_matmul_kernels(Backend& b) { register_for_row<MatmulKernel>(b, OpId::matmul); }
 
 }  // namespace bm::cpu
