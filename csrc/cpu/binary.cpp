@@ -142,13 +142,6 @@ bool any_negative(const Tensor& t) {
   return found.load();
 }
 
-// A 0-d value broadcast to every element (all strides zero): the exponent of `x ** 2`.
-bool is_broadcast_scalar(const Tensor& t) {
-  for (int64_t s : t.strides)
-    if (s != 0) return false;
-  return true;
-}
-
 template <typename T>
 struct PowKernel {
   static void run(const KernelCall& c) {
@@ -177,8 +170,7 @@ struct PowKernel {
 template <typename T>
 struct WhereKernel {
   static void run(const KernelCall& c) {
-    StridedPlan<4> plan({c.out, c.in[0], c.in[1], c.in[2]});
-    plan.run([](std::array<char*, 4> p, std::array<int64_t, 4> st, int64_t n) {
+    for_each_row<4>({c.out, c.in[0], c.in[1], c.in[2]}, [](std::array<char*, 4> p, std::array<int64_t, 4> st, int64_t n) {
       constexpr int64_t sz = sizeof(T);
       T* o = reinterpret_cast<T*>(p[0]);
       const bool* m = reinterpret_cast<const bool*>(p[1]);
