@@ -157,6 +157,15 @@ def test_bool_add_is_or_and_mul_is_and():
         a - b
 
 
+def test_integer_clamp_saturates_out_of_range_bounds():
+    x = bm.tensor([-5, 0, 5], dtype=bm.int32)
+    assert bm.clamp(x, max=2**40).tolist() == [-5, 0, 5]
+    assert bm.clamp(x, min=-1e20, max=1e10).tolist() == [-5, 0, 5]
+    assert bm.clamp(x, min=2**40).tolist() == [2**31 - 1] * 3
+    with pytest.raises(ValueError, match=r"\[clamp\]"):
+        bm.clamp(x, min=float("nan"))
+
+
 # ---- NaN and infinities ----
 
 def test_nan_propagation_like_torch():
