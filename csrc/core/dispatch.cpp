@@ -1,6 +1,7 @@
 #include "core/dispatch.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -84,11 +85,16 @@ Shape infer_shape(OpId op, const std::vector<Operand>& xs, OpArgs& args, Shape* 
   auto shape_of = [&](size_t i) { return xs[i].is_scalar() ? Shape{} : xs[i].t->shape; };
   Shape out;
   switch (row.shape_rule) {
-    case ShapeRule::Elementwise:
-      out = xs.empty() ? Shape{} : shape_of(0);
-      for (size_t i = 1; i < xs.size(); ++i) out = broadcast_shapes(row.name, out, shape_of(i));
+    case ShapeRule::Elementwise: {
+      // By reference, and broadcast only shapes that differ: no allocations for equal shapes.
+      static const Shape kNoDims;
+      auto ref = [&](size_t i) -> const Shape& { return xs[i].is_scalar() ? kNoDims : xs[i].t->shape; };
+      out = xs.empty() ? Shape{} : ref(0);
+      for (size_t i = 1; i < xs.size(); ++i)
+        if (ref(i) != out) out = broadcast_shapes(row.name, out, ref(i));
       *kernel_out_shape = out;
       return out;
+    }
     case ShapeRule::SameShape: {
       Shape s = shape_of(0);
       args.dim = normalize_dim(row.name, args.dim, int64_t(s.size()));
@@ -184,16 +190,24 @@ namespace {
 TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const TensorPtr& out_user) {
   const OpRow& row = op_row(op);
   OpArgs args = args_in;
-  // 1. device
-  Device* dev;
-  {
+  // 1. device. The common all-same case is checked without building the list of names (an
+  // allocation per op); a mismatch builds it for check_same_device's message.
+  Device* dev = nullptr;
+  bool mixed = false;
+  for (const Operand& x : xs)
+    if (!x.is_scalar()) {
+      if (!dev) dev = x.t->device();
+      mixed |= x.t->device() != dev;
+    }
+  if (out_user) mixed |= dev && out_user->device() != dev;
+  if (mixed) {
     std::vector<std::pair<const char*, const Tensor*>> named;
     for (size_t i = 0; i < xs.size(); ++i)
       if (!xs[i].is_scalar()) named.push_back({input_name(op, int(i)), xs[i].t.get()});
     if (out_user) named.push_back({"out", out_user.get()});
     check_same_device(row.name, named);
-    dev = named.empty() ? cpu_device() : named.front().second->device();
   }
+  if (!dev) dev = out_user ? out_user->device() : cpu_device();
   // 2. dtype
   auto [compute, out_dtype] = resolve_dtypes(op, xs, args);
   check_dtype_supported(op, compute, dev);
@@ -212,7 +226,7 @@ TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const
 
   // Inputs in the compute dtype, materialised on the device, broadcast for elementwise ops.
   KernelCall call;
-  std::vector<TensorPtr> keep_alive;
+  std::array<TensorPtr, 3> keep_alive;  // a fixed array: no allocation per op
   for (size_t i = 0; i < xs.size(); ++i) {
     TensorPtr t;
     bool cast_input = row.dtype_rule != DTypeRule::Cast && !(op == OpId::where && i == 0);
@@ -220,8 +234,8 @@ TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const
     if (xs[i].is_scalar()) t = full({}, xs[i].s, want, dev);
     else t = xs[i].t->dtype == want ? xs[i].t : cast(xs[i].t, want);
     if (row.shape_rule == ShapeRule::Elementwise) t = expand_to(t, out_shape);
-    keep_alive.push_back(t);
     call.in[i] = t.get();
+    keep_alive[i] = std::move(t);
   }
   call.nin = int(xs.size());
   call.out = kout.get();

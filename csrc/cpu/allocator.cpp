@@ -26,6 +26,29 @@ struct Cache {
   size_t bytes = 0;
 };
 
+// Small blocks (tiny tensors, 0-d scalars) are kept on per-size-class free lists: posix_memalign
+// and free cost more than the rest of a 4-element `a + b` together. Classes are powers of two
+// from 64 bytes to 64 KiB, each holding at most kSmallPerClass idle blocks.
+constexpr int kSmallClasses = 11;  // 64 << 10 == 64 KiB
+constexpr size_t kSmallMax = kAlign << (kSmallClasses - 1);
+constexpr size_t kSmallPerClass = 64;
+
+struct SmallCache {
+  std::mutex m;
+  std::vector<void*> free_blocks[kSmallClasses];
+};
+
+SmallCache& small_cache() {
+  static SmallCache* c = new SmallCache();  // leaked, like cache()
+  return *c;
+}
+
+int small_class(size_t n) {
+  int k = 0;
+  while ((kAlign << k) < n) ++k;
+  return k;
+}
+
 Cache& cache() {
   static Cache* c = new Cache();  // leaked: tensors may be freed during static destruction
   return *c;
@@ -47,6 +70,20 @@ void* raw_alloc(size_t n) {
 }  // namespace
 
 void* host_alloc(size_t nbytes) {
+  if (nbytes <= kSmallMax) {
+    int k = small_class(nbytes);
+    SmallCache& sc = small_cache();
+    {
+      std::lock_guard<std::mutex> lk(sc.m);
+      std::vector<void*>& fl = sc.free_blocks[k];
+      if (!fl.empty()) {
+        void* p = fl.back();
+        fl.pop_back();
+        return p;
+      }
+    }
+    nbytes = kAlign << k;  // allocate the whole class size so any block of the class can be reused
+  }
   size_t n = round_size(nbytes);
   if (n >= kCacheMin) {
     Cache& c = cache();
@@ -70,6 +107,16 @@ void* host_alloc(size_t nbytes) {
 
 void host_free(void* p, size_t nbytes) {
   if (!p) return;
+  if (nbytes <= kSmallMax) {
+    SmallCache& sc = small_cache();
+    std::lock_guard<std::mutex> lk(sc.m);
+    std::vector<void*>& fl = sc.free_blocks[small_class(nbytes)];
+    if (fl.size() < kSmallPerClass) {
+      if (fl.capacity() == 0) fl.reserve(kSmallPerClass);  // no reallocation while in use
+      fl.push_back(p);
+      return;
+    }
+  }
   size_t n = round_size(nbytes);
   if (n >= kCacheMin) {
     Cache& c = cache();
@@ -84,6 +131,14 @@ void host_free(void* p, size_t nbytes) {
 }
 
 void host_cache_clear() {
+  {
+    SmallCache& sc = small_cache();
+    std::lock_guard<std::mutex> lk(sc.m);
+    for (auto& fl : sc.free_blocks) {
+      for (void* p : fl) std::free(p);
+      fl.clear();
+    }
+  }
   Cache& c = cache();
   std::lock_guard<std::mutex> lk(c.m);
   for (auto& kv : c.free_blocks) std::free(kv.second);

@@ -1,7 +1,215 @@
+// Binary elementwise kernels (add sub mul div pow maximum minimum eq ne lt le gt ge) and where.
+// The dispatcher has already cast both inputs to the promoted dtype and broadcast them to the
+// output shape; comparisons write bool. float16/bfloat16 compute in float32 and round on store.
+#include <atomic>
+#include <cmath>
+
+#include "cpu/elementwise.h"
 #include "cpu/kernels.h"
 
 namespace bm::cpu {
 
-void register_binary_kernels(Backend& b) {}
+namespace {
+
+template <typename C>
+constexpr bool is_bool_v = std::is_same_v<C, bool>;
+template <typename C>
+constexpr bool is_int_v = std::is_integral_v<C> && !is_bool_v<C>;
+template <typename C>
+using uint_t = std::make_unsigned_t<C>;
+
+// Integer add/sub/mul wrap around like torch; doing them on the unsigned type gives the same bits
+// without signed-overflow UB, and still vectorises.
+struct add_op {
+  static constexpr const char* name = "add";
+  static constexpr OpId id = OpId::add;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_bool_v<C>) return a || b;  // torch: bool + bool is logical or
+    else if constexpr (is_int_v<C>) return C(uint_t<C>(a) + uint_t<C>(b));
+    else return a + b;
+  }
+};
+struct sub_op {
+  static constexpr const char* name = "sub";
+  static constexpr OpId id = OpId::sub;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_int_v<C>) return C(uint_t<C>(a) - uint_t<C>(b));
+    else return a - b;
+  }
+};
+struct mul_op {
+  static constexpr const char* name = "mul";
+  static constexpr OpId id = OpId::mul;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_bool_v<C>) return a && b;  // torch: bool * bool is logical and
+    else if constexpr (is_int_v<C>) return C(uint_t<C>(a) * uint_t<C>(b));
+    else return a * b;
+  }
+};
+struct div_op {
+  static constexpr const char* name = "div";
+  static constexpr OpId id = OpId::div;
+  template <typename C> static C f(C a, C b) { return a / b; }
+};
+// maximum/minimum: a NaN on either side gives NaN (std::max would drop it); otherwise
+// std::max/min's choice, which keeps torch's sign of zero (maximum(-0., 0.) == -0.).
+struct maximum_op {
+  static constexpr const char* name = "maximum";
+  static constexpr OpId id = OpId::maximum;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_bool_v<C>) return a || b;
+    else if constexpr (is_int_v<C>) return a < b ? b : a;
+    else return a != a ? a : b != b ? b : a < b ? b : a;
+  }
+};
+struct minimum_op {
+  static constexpr const char* name = "minimum";
+  static constexpr OpId id = OpId::minimum;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_bool_v<C>) return a && b;
+    else if constexpr (is_int_v<C>) return b < a ? b : a;
+    else return a != a ? a : b != b ? b : b < a ? b : a;
+  }
+};
+#define BM_COMPARE(NAME, EXPR)                                   \
+  struct NAME##_op {                                             \
+    static constexpr const char* name = #NAME;                   \
+    static constexpr OpId id = OpId::NAME;                       \
+    template <typename C> static bool f(C a, C b) { return EXPR; } \
+  };
+BM_COMPARE(eq, a == b)
+BM_COMPARE(ne, a != b)
+BM_COMPARE(lt, a < b)
+BM_COMPARE(le, a <= b)
+BM_COMPARE(gt, a > b)
+BM_COMPARE(ge, a >= b)
+#undef BM_COMPARE
+
+// Runs Op on the compute type acc_t<T>; R is the output element type (T, or bool for compares).
+template <typename Op, typename T, bool Compare = false>
+struct Binary {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(Op::id)) {
+      using C = acc_t<T>;
+      using R = std::conditional_t<Compare, bool, T>;
+      map2<R, T>(c, [](T a, T b) { return R(Op::f(C(a), C(b))); });
+    } else {
+      no_kernel(Op::name);
+    }
+  }
+};
+
+template <typename T> using add_kernel = Binary<add_op, T>;
+template <typename T> using sub_kernel = Binary<sub_op, T>;
+template <typename T> using mul_kernel = Binary<mul_op, T>;
+template <typename T> using div_kernel = Binary<div_op, T>;
+template <typename T> using maximum_kernel = Binary<maximum_op, T>;
+template <typename T> using minimum_kernel = Binary<minimum_op, T>;
+template <typename T> using eq_kernel = Binary<eq_op, T, true>;
+template <typename T> using ne_kernel = Binary<ne_op, T, true>;
+template <typename T> using lt_kernel = Binary<lt_op, T, true>;
+template <typename T> using le_kernel = Binary<le_op, T, true>;
+template <typename T> using gt_kernel = Binary<gt_op, T, true>;
+template <typename T> using ge_kernel = Binary<ge_op, T, true>;
+
+// ---- pow ----
+
+// Integer power by repeated squaring, wrapping like torch's integer multiply. e >= 0.
+template <typename T>
+T int_pow(T base, T e) {
+  uint_t<T> r = 1, b = uint_t<T>(base);
+  for (uint_t<T> k = uint_t<T>(e); k; k >>= 1) {
+    if (k & 1) r *= b;
+    b *= b;
+  }
+  return T(r);
+}
+
+// True when any element of t is negative. Broadcast (stride-0) dims are read once, so a scalar
+// exponent broadcast to a large output costs one read.
+template <typename T>
+bool any_negative(const Tensor& t) {
+  Tensor v = t;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.strides[d] == 0) v.shape[d] = 1;
+  std::atomic<bool> found{false};
+  StridedPlan<1> plan({&v});
+  plan.run([&found](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
+    bool neg = false;
+    for (int64_t k = 0; k < n; ++k) neg |= at<T>(p[0], k, st[0]) < T(0);
+    if (neg) found.store(true, std::memory_order_relaxed);
+  });
+  return found.load();
+}
+
+template <typename T>
+struct PowKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(OpId::pow) && is_int_v<T>) {
+      // Checked before anything is written, so a failing pow leaves no partial output.
+      if (any_negative<T>(*c.in[1]))
+        throw ValueError("[pow] integers to negative integer powers are not allowed");
+      map2<T, T>(c, [](T a, T b) { return int_pow(a, b); });
+    } else if constexpr (row_has<T>(OpId::pow) && is_float_v<T>) {
+      using C = acc_t<T>;
+      // x ** 2 is the common case (squares in losses and norms): a multiply, correctly rounded
+      // like pow, and vectorisable.
+      if (is_broadcast_scalar(*c.in[1]) && C(*c.in[1]->data<T>()) == C(2)) {
+        map1<T, T>(c, [](T a) { C x = C(a); return T(x * x); });
+        return;
+      }
+      map2<T, T>(c, [](T a, T b) { return T(std::pow(C(a), C(b))); });
+    } else {
+      no_kernel("pow");
+    }
+  }
+};
+
+// ---- where ----
+
+template <typename T>
+struct WhereKernel {
+  static void run(const KernelCall& c) {
+    for_each_row<4>({c.out, c.in[0], c.in[1], c.in[2]}, [](std::array<char*, 4> p, std::array<int64_t, 4> st, int64_t n) {
+      constexpr int64_t sz = sizeof(T);
+      T* o = reinterpret_cast<T*>(p[0]);
+      const bool* m = reinterpret_cast<const bool*>(p[1]);
+      const T* a = reinterpret_cast<const T*>(p[2]);
+      const T* b = reinterpret_cast<const T*>(p[3]);
+      if (st[0] == sz && st[1] == 1 && st[2] == sz && st[3] == sz) {
+        for (int64_t k = 0; k < n; ++k) o[k] = m[k] ? a[k] : b[k];
+      } else if (st[0] == sz && st[1] == 1 && st[2] == sz && st[3] == 0) {
+        const T bv = *b;
+        for (int64_t k = 0; k < n; ++k) o[k] = m[k] ? a[k] : bv;
+      } else if (st[0] == sz && st[1] == 1 && st[2] == 0 && st[3] == sz) {
+        const T av = *a;
+        for (int64_t k = 0; k < n; ++k) o[k] = m[k] ? av : b[k];
+      } else {
+        for (int64_t k = 0; k < n; ++k)
+          *reinterpret_cast<T*>(p[0] + k * st[0]) =
+              at<bool>(p[1], k, st[1]) ? at<T>(p[2], k, st[2]) : at<T>(p[3], k, st[3]);
+      }
+    });
+  }
+};
+
+}  // namespace
+
+void register_binary_kernels(Backend& b) {
+  register_for_row<add_kernel>(b, OpId::add);
+  register_for_row<sub_kernel>(b, OpId::sub);
+  register_for_row<mul_kernel>(b, OpId::mul);
+  register_for_row<div_kernel>(b, OpId::div);
+  register_for_row<PowKernel>(b, OpId::pow);
+  register_for_row<maximum_kernel>(b, OpId::maximum);
+  register_for_row<minimum_kernel>(b, OpId::minimum);
+  register_for_row<eq_kernel>(b, OpId::eq);
+  register_for_row<ne_kernel>(b, OpId::ne);
+  register_for_row<lt_kernel>(b, OpId::lt);
+  register_for_row<le_kernel>(b, OpId::le);
+  register_for_row<gt_kernel>(b, OpId::gt);
+  register_for_row<ge_kernel>(b, OpId::ge);
+  register_for_row<WhereKernel>(b, OpId::where);
+}
 
 }  // namespace bm::cpu

@@ -1,7 +1,125 @@
+// Unary elementwise kernels: neg abs relu clamp (float and int) and exp log sqrt rsqrt sin cos
+// tanh sigmoid (float; the dispatcher casts bool/int inputs to float32 first). float16/bfloat16
+// compute in float32 and round once on store.
+#include <cmath>
+#include <limits>
+
+#include "cpu/elementwise.h"
 #include "cpu/kernels.h"
 
 namespace bm::cpu {
 
-void register_unary_kernels(Backend& b) {}
+namespace {
+
+// Integer negation and abs wrap around like torch (-INT_MIN == INT_MIN); unsigned arithmetic
+// gives that without signed-overflow UB.
+template <typename C>
+C wrap_neg(C x) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+  else return -x;
+}
+
+// Runs Op::f (on the compute type acc_t<T>) for every element.
+template <typename Op, typename T>
+struct Unary {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(Op::id)) {
+      using C = acc_t<T>;
+      map1<T, T>(c, [](T x) { return T(Op::f(C(x))); });
+    } else {
+      no_kernel(Op::name);
+    }
+  }
+};
+
+#define BM_UNARY(NAME, BODY)                        \
+  struct NAME##_op {                                \
+    static constexpr const char* name = #NAME;      \
+    static constexpr OpId id = OpId::NAME;          \
+    template <typename C> static C f(C x) { BODY; } \
+  };                                                \
+  template <typename T> using NAME##_kernel = Unary<NAME##_op, T>;
+
+BM_UNARY(neg, return wrap_neg(x))
+// std::abs for floats: abs(-0.0) is +0.0.
+BM_UNARY(abs, if constexpr (std::is_floating_point_v<C>) return std::abs(x); else return x < C(0) ? wrap_neg(x) : x)
+// x < 0 rather than x > 0: NaN and -0.0 pass through unchanged, as in torch.
+BM_UNARY(relu, return x < C(0) ? C(0) : x)
+BM_UNARY(exp, return std::exp(x))
+BM_UNARY(log, return std::log(x))
+BM_UNARY(sqrt, return std::sqrt(x))
+BM_UNARY(rsqrt, return C(1) / std::sqrt(x))
+BM_UNARY(sin, return std::sin(x))
+BM_UNARY(cos, return std::cos(x))
+BM_UNARY(tanh, return std::tanh(x))
+// exp of -|x| never overflows, and for x < 0 the result e/(1+e) keeps its relative precision
+// (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
+BM_UNARY(sigmoid, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x >= C(0) ? r : e * r)
+#undef BM_UNARY
+
+// A clamp bound in the compute type. Integer tensors saturate out-of-range bounds (a plain cast
+// would wrap 2**40 or turn 1e10 into INT_MIN and clamp everything to it).
+template <typename C>
+C clamp_bound(const Scalar& s) {
+  if constexpr (std::is_integral_v<C>) {
+    using lim = std::numeric_limits<C>;
+    if (s.kind == Scalar::Float) {
+      if (std::isnan(s.f)) throw ValueError("[clamp] a NaN bound needs a floating point input");
+      if (s.f <= double(lim::lowest())) return lim::lowest();
+      if (s.f >= double(lim::max())) return lim::max();
+      return C(s.f);
+    }
+    if (s.i <= int64_t(lim::lowest())) return lim::lowest();
+    if (s.i >= int64_t(lim::max())) return lim::max();
+    return C(s.i);
+  } else {
+    return s.to<C>();
+  }
+}
+
+// clamp(x, min, max) = min(max(x, lo), hi) as torch computes it: a NaN input stays NaN, a NaN
+// bound makes every result NaN, and lo > hi gives hi everywhere.
+template <typename T>
+struct ClampKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(OpId::clamp)) {
+      using C = acc_t<T>;
+      const OpArgs& a = *c.args;
+      const bool has_lo = a.has_s0, has_hi = a.has_s1;
+      if constexpr (is_float_v<T>) {
+        if ((has_lo && std::isnan(a.s0.f)) || (has_hi && std::isnan(a.s1.f))) {
+          map1<T, T>(c, [](T) { return T(std::numeric_limits<C>::quiet_NaN()); });
+          return;
+        }
+      }
+      const C lo = has_lo ? clamp_bound<C>(a.s0) : C(0), hi = has_hi ? clamp_bound<C>(a.s1) : C(0);
+      if (has_lo && has_hi)
+        map1<T, T>(c, [lo, hi](T v) { C x = C(v); x = x < lo ? lo : x; return T(x > hi ? hi : x); });
+      else if (has_lo)
+        map1<T, T>(c, [lo](T v) { C x = C(v); return T(x < lo ? lo : x); });
+      else
+        map1<T, T>(c, [hi](T v) { C x = C(v); return T(x > hi ? hi : x); });
+    } else {
+      no_kernel("clamp");
+    }
+  }
+};
+
+}  // namespace
+
+void register_unary_kernels(Backend& b) {
+  register_for_row<neg_kernel>(b, OpId::neg);
+  register_for_row<abs_kernel>(b, OpId::abs);
+  register_for_row<relu_kernel>(b, OpId::relu);
+  register_for_row<ClampKernel>(b, OpId::clamp);
+  register_for_row<exp_kernel>(b, OpId::exp);
+  register_for_row<log_kernel>(b, OpId::log);
+  register_for_row<sqrt_kernel>(b, OpId::sqrt);
+  register_for_row<rsqrt_kernel>(b, OpId::rsqrt);
+  register_for_row<sin_kernel>(b, OpId::sin);
+  register_for_row<cos_kernel>(b, OpId::cos);
+  register_for_row<tanh_kernel>(b, OpId::tanh);
+  register_for_row<sigmoid_kernel>(b, OpId::sigmoid);
+}
 
 }  // namespace bm::cpu

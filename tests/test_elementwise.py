@@ -1,0 +1,256 @@
+"""Elementwise semantics beyond the op table: type promotion against torch, Python numbers on either
+side, NaN handling, integer pow errors, broadcasting errors and where with numbers."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+
+import numpy as np
+import pytest
+import torch
+
+import bessemer as bm
+from bessemer.testing import assert_close
+
+DTYPES = [bm.bool, bm.int32, bm.int64, bm.float16, bm.bfloat16, bm.float32, bm.float64]
+TORCH = {bm.bool: torch.bool, bm.int32: torch.int32, bm.int64: torch.int64, bm.float16: torch.float16,
+         bm.bfloat16: torch.bfloat16, bm.float32: torch.float32, bm.float64: torch.float64}
+FROM_TORCH = {v: k for k, v in TORCH.items()}
+
+
+def pair(values, dtype):
+    """The same values as a bessemer tensor and a torch tensor of `dtype`."""
+    t = torch.tensor(values).to(TORCH[dtype])
+    host = t.float() if dtype == bm.bfloat16 else t  # numpy has no bfloat16; float32 holds it exactly
+    return bm.tensor(host.numpy(), dtype=dtype), t
+
+
+def as_numpy(x) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return (x.double() if x.dtype == torch.bfloat16 else x).numpy()
+    return bm.testing.to_numpy(x)
+
+
+def check_like_torch(ours, theirs, rtol=1e-6, atol=1e-6):
+    """Same dtype, shape and values as torch's result."""
+    assert ours.dtype == FROM_TORCH[theirs.dtype], f"dtype {ours.dtype}, torch gives {theirs.dtype}"
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert_close(ours, as_numpy(theirs), rtol, atol, check_dtype=False)
+
+
+# ---- type promotion ----
+
+# (kind, values): dimensioned tensors, 0-d tensors, and Python numbers promote differently in torch.
+KINDS = ["dims", "zero_d"]
+NUMBERS = [True, 3, -2.5]
+
+
+@pytest.mark.parametrize("ka,kb", list(itertools.product(KINDS, KINDS)))
+@pytest.mark.parametrize("da,db", list(itertools.product(DTYPES, DTYPES)))
+def test_add_result_type_matches_torch(da, db, ka, kb):
+    a, ta = pair([1, 0, 1] if ka == "dims" else 1, da)
+    b, tb = pair([0, 1, 1] if kb == "dims" else 1, db)
+    want = torch.result_type(ta, tb)
+    assert (a + b).dtype == FROM_TORCH[want]
+    check_like_torch(a + b, ta + tb, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_number_result_type_matches_torch(dtype, kind, number):
+    a, ta = pair([1, 0, 1] if kind == "dims" else 1, dtype)
+    want = FROM_TORCH[torch.result_type(ta, number)]
+    assert (a + number).dtype == want
+    assert (number + a).dtype == want
+    check_like_torch(a + number, ta + number, rtol=1e-2, atol=1e-2)
+    check_like_torch(number + a, number + ta, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("da,db", list(itertools.product(DTYPES, DTYPES)))
+def test_div_and_compare_result_types(da, db):
+    a, ta = pair([1, 0, 3], da)
+    b, tb = pair([2, 1, 1], db)
+    check_like_torch(a / b, ta / tb, rtol=1e-2, atol=1e-3)  # int / int is float32
+    check_like_torch(a < b, ta < tb)
+    check_like_torch(a == b, ta == tb)
+    check_like_torch(bm.maximum(a, b), torch.maximum(ta, tb), rtol=1e-2, atol=1e-3)
+
+
+def test_int_division_gives_float32():
+    q = bm.tensor([1, 2, 7]) / bm.tensor([2, 4, 2])
+    assert q.dtype == bm.float32
+    assert q.tolist() == [0.5, 0.5, 3.5]
+    assert (bm.tensor([3], dtype=bm.int32) / 2).dtype == bm.float32
+    assert (bm.tensor([True, False]) / 2).tolist() == [0.5, 0.0]
+
+
+def test_unary_float_ops_promote_ints_to_float32():
+    x = bm.tensor([1, 4])
+    for fn in (bm.exp, bm.log, bm.sqrt, bm.rsqrt, bm.sin, bm.cos, bm.tanh, bm.sigmoid):
+        r = fn(x)
+        assert r.dtype == bm.float32, fn
+        check_like_torch(r, getattr(torch, fn.__name__)(torch.tensor([1, 4])))
+
+
+# ---- Python numbers on either side ----
+
+@pytest.mark.parametrize("dtype", [bm.int32, bm.int64, bm.float16, bm.bfloat16, bm.float32, bm.float64])
+@pytest.mark.parametrize("expr", [
+    lambda x: 2 - x, lambda x: x - 2, lambda x: x / 3, lambda x: 3 / x, lambda x: x ** 2, lambda x: 2 ** x,
+    lambda x: x * 2.5, lambda x: 0.5 + x, lambda x: x > 1, lambda x: 1 >= x, lambda x: x == 2, lambda x: x ** 0.5,
+])
+def test_numbers_on_either_side(dtype, expr):
+    x, tx = pair([1, 2, 3, 4], dtype)
+    check_like_torch(expr(x), expr(tx), rtol=1e-2, atol=1e-3)
+
+
+def test_number_only_arguments_are_rejected():
+    with pytest.raises(TypeError, match=r"\[add\]"):
+        bm.add(1, 2)
+    with pytest.raises(TypeError, match=r"\[mul\]"):
+        bm.mul(bm.tensor([1.0]), "a")
+
+
+# ---- integer arithmetic ----
+
+def test_integer_overflow_wraps_like_torch():
+    for dt in (bm.int32, bm.int64):
+        info = np.iinfo(np.int32 if dt == bm.int32 else np.int64)
+        x, tx = pair([int(info.max), int(info.min), 5], dt)
+        check_like_torch(x + 1, tx + 1)
+        check_like_torch(x * 3, tx * 3)
+        check_like_torch(x - 1, tx - 1)
+        check_like_torch(-x, -tx)
+        check_like_torch(abs(x), tx.abs())
+
+
+def test_integer_pow_by_squaring_matches_torch():
+    b, tb = pair([0, 1, -1, 2, -3, 7, 3], bm.int64)
+    e, te = pair([0, 5, 3, 62, 5, 20, 40], bm.int64)  # 3**40 wraps like torch
+    check_like_torch(b ** e, tb ** te)
+    check_like_torch(b ** 3, tb ** 3)
+    check_like_torch(2 ** e[:4], 2 ** te[:4])
+
+
+@pytest.mark.parametrize("dtype", [bm.int32, bm.int64])
+def test_integer_pow_negative_exponent_raises(dtype):
+    x = bm.tensor([1, 2, 3], dtype=dtype)
+    msg = r"\[pow\] integers to negative integer powers are not allowed"
+    with pytest.raises(ValueError, match=msg):
+        x ** -1
+    with pytest.raises(ValueError, match=msg):
+        x ** bm.tensor([2, -2, 2], dtype=dtype)
+    with pytest.raises(ValueError, match=msg):
+        bm.pow(2, bm.tensor([[0], [-1]], dtype=dtype).expand(2, 1000))
+    # Floats take negative exponents.
+    assert (bm.tensor([2.0, 4.0]) ** -1).tolist() == [0.5, 0.25]
+
+
+def test_bool_add_is_or_and_mul_is_and():
+    a = bm.tensor([True, True, False, False])
+    b = bm.tensor([True, False, True, False])
+    assert (a + b).dtype == bm.bool and (a + b).tolist() == [True, True, True, False]
+    assert (a * b).dtype == bm.bool and (a * b).tolist() == [True, False, False, False]
+    with pytest.raises(bm.UnsupportedError, match=r"\[sub\]"):
+        a - b
+
+
+def test_integer_clamp_saturates_out_of_range_bounds():
+    x = bm.tensor([-5, 0, 5], dtype=bm.int32)
+    assert bm.clamp(x, max=2**40).tolist() == [-5, 0, 5]
+    assert bm.clamp(x, min=-1e20, max=1e10).tolist() == [-5, 0, 5]
+    assert bm.clamp(x, min=2**40).tolist() == [2**31 - 1] * 3
+    with pytest.raises(ValueError, match=r"\[clamp\]"):
+        bm.clamp(x, min=float("nan"))
+
+
+# ---- NaN and infinities ----
+
+def test_nan_propagation_like_torch():
+    vals = [float("nan"), 1.0, -2.0, float("inf"), -0.0]
+    other = [0.0, float("nan"), 3.0, float("-inf"), 0.0]
+    for dt in (bm.float16, bm.bfloat16, bm.float32, bm.float64):
+        x, tx = pair(vals, dt)
+        y, ty = pair(other, dt)
+        for op in (bm.maximum, bm.minimum):
+            check_like_torch(op(x, y), getattr(torch, op.__name__)(tx, ty))
+            check_like_torch(op(y, x), getattr(torch, op.__name__)(ty, tx))
+        check_like_torch(bm.relu(x), torch.relu(tx))
+        check_like_torch(bm.clamp(x, -1, 0.5), torch.clamp(tx, -1, 0.5))
+        check_like_torch(bm.clamp(x, min=float("nan")), torch.clamp(tx, min=float("nan")))
+        check_like_torch(bm.clamp(x, min=2, max=1), torch.clamp(tx, min=2, max=1))
+        for cmp in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
+            check_like_torch(cmp(x, y), cmp(tx, ty))
+        check_like_torch(x / y, tx / ty)
+
+
+@pytest.mark.parametrize("dtype", [bm.float32, bm.float64])
+def test_sigmoid_is_stable_for_large_inputs(dtype):
+    x = bm.tensor([-1000.0, -100.0, -30.0, 0.0, 30.0, 100.0, 1000.0], dtype=dtype)
+    r = bm.testing.to_numpy(bm.sigmoid(x)).astype(np.float64)
+    assert np.all(np.isfinite(r))
+    assert r[0] == 0.0 and r[-1] == 1.0 and r[3] == 0.5
+    # Small results keep their relative precision (1 / (1 + exp(-x)) loses it).
+    assert r[2] == pytest.approx(np.exp(-30.0) / (1 + np.exp(-30.0)), rel=1e-5)
+    if dtype == bm.float64:
+        assert r[1] == pytest.approx(np.exp(-100.0), rel=1e-12)
+
+
+# ---- broadcasting ----
+
+@pytest.mark.parametrize("name,fn", [("add", operator.add), ("mul", operator.mul), ("lt", operator.lt),
+                                     ("maximum", bm.maximum), ("pow", operator.pow)])
+def test_broadcast_mismatch_names_op_and_shapes(name, fn):
+    a, b = bm.ones(2, 3), bm.ones(4)
+    with pytest.raises(ValueError, match=rf"\[{name}\].*\(2, 3\).*\(4,\)"):
+        fn(a, b)
+
+
+def test_where_broadcast_mismatch():
+    with pytest.raises(ValueError, match=r"\[where\].*\(2, 3\).*\(4,\)"):
+        bm.where(bm.ones(2, 3) > 0, bm.ones(4), 0.0)
+
+
+def test_checks_run_device_then_dtype_then_shape():
+    # bool - bool is unsupported *and* the shapes mismatch: the dtype error must win.
+    with pytest.raises(bm.UnsupportedError, match=r"\[sub\]"):
+        bm.tensor([True, False]) - bm.tensor([True, False, True])
+
+
+def test_broadcasting_values_like_torch():
+    a, ta = pair(np.arange(12.0).reshape(3, 1, 4).tolist(), bm.float32)
+    b, tb = pair(np.arange(10.0).reshape(5, 2)[:, :1].tolist(), bm.float32)
+    check_like_torch(a + b, ta + tb)
+    check_like_torch(a.transpose(0, 2) * b.transpose(0, 1)[:, :, None][:1], ta.transpose(0, 2) * tb.T[:, :, None][:1])
+
+
+def test_large_strided_ops_split_over_threads():
+    # Big enough for both cores, with rows that straddle the chunk boundary.
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((301, 257)).astype(np.float32)
+    b = rng.standard_normal((257,)).astype(np.float32)
+    ta, tb = bm.tensor(a), bm.tensor(b)
+    assert_close(ta.T + tb[:, None], a.T + b[:, None], 0, 0)
+    assert_close(bm.maximum(ta, tb), np.maximum(a, b), 0, 0)
+    assert_close(bm.where(ta > 0, ta, tb), np.where(a > 0, a, b), 0, 0)
+    assert_close(bm.exp(ta.T), np.exp(a.T.astype(np.float64)), 2e-6, 1e-6)
+
+
+# ---- where ----
+
+def test_where_with_numbers_like_torch():
+    c, tc = pair([True, False, True], bm.bool)
+    for a, b in [(1, 2.5), (1, 2), (True, 0), (0.5, -1.5)]:
+        check_like_torch(bm.where(c, a, b), torch.where(tc, a, b))
+    for dt in (bm.int32, bm.float16, bm.float32):
+        x, tx = pair([1, 2, 3], dt)
+        check_like_torch(bm.where(c, x, 0), torch.where(tc, tx, 0))
+        check_like_torch(bm.where(c, 2.5, x), torch.where(tc, 2.5, tx))
+    check_like_torch(bm.where(c[:, None], c, 7), torch.where(tc[:, None], tc, 7))
+
+
+def test_where_needs_a_bool_condition():
+    with pytest.raises(TypeError, match=r"\[where\].*bool"):
+        bm.where(bm.tensor([1, 0]), 1.0, 2.0)
