@@ -73,6 +73,42 @@ void check_dtype_supported(OpId op, DType compute, Device* dev) {
 
 namespace {
 
+// Elementwise outputs keep the memory order of their first full-size input (as torch and numpy do),
+// so `a.T + b` and `exp(a.T)` are written in a.T's order and every operand is read sequentially.
+Shape layout_like_inputs(const std::vector<Operand>& xs, const Shape& shape, const Shape& contiguous) {
+  if (shape.size() < 2) return contiguous;
+  for (const Operand& x : xs) {
+    if (x.is_scalar() || x.t->shape != shape) continue;
+    if (x.t->is_contiguous()) return contiguous;
+    size_t nd = shape.size();
+    std::vector<size_t> perm(nd);
+    for (size_t i = 0; i < nd; ++i) perm[i] = i;
+    // Outermost first, torch's insertion sort: a dim with a larger |stride| goes outside; a size-1
+    // dim gives no information, so the scan steps over it instead of stopping.
+    auto order = [&](size_t a, size_t b) {  // +1: a (now outside b) belongs inside; -1: stays; 0: unknown
+      if (shape[a] == 1 || shape[b] == 1) return 0;
+      int64_t sa = std::abs(x.t->strides[a]), sb = std::abs(x.t->strides[b]);
+      return sa < sb ? 1 : sa > sb ? -1 : 0;
+    };
+    for (size_t i = 1; i < nd; ++i) {
+      size_t d1 = i;
+      for (size_t d0 = i; d0-- > 0;) {
+        int c = order(perm[d0], perm[d1]);
+        if (c > 0) { std::swap(perm[d0], perm[d1]); d1 = d0; }
+        else if (c < 0) break;
+      }
+    }
+    Shape st(nd);
+    int64_t acc = 1;
+    for (size_t k = nd; k-- > 0;) {
+      st[perm[k]] = acc;
+      acc *= std::max<int64_t>(shape[perm[k]], 1);
+    }
+    return st;
+  }
+  return contiguous;
+}
+
 TensorPtr expand_to(const TensorPtr& t, const Shape& shape) {
   if (t->shape == shape) return t;
   return make_view(t, shape, broadcast_strides(t->shape, t->strides, shape), t->offset);
@@ -220,7 +256,10 @@ TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const
                      shape_str(out_shape));
 
   TensorPtr out = out_user;
-  if (!out) out = empty_tensor(out_shape, out_dtype, dev);
+  if (!out) {
+    out = empty_tensor(out_shape, out_dtype, dev);
+    if (row.shape_rule == ShapeRule::Elementwise) out->strides = layout_like_inputs(xs, out_shape, out->strides);
+  }
   TensorPtr kout = out->shape == kshape ? out : make_view(out, kshape, contiguous_strides(kshape), out->offset);
   if (out->numel() == 0) return out;
 
@@ -231,7 +270,7 @@ TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const
     TensorPtr t;
     bool cast_input = row.dtype_rule != DTypeRule::Cast && !(op == OpId::where && i == 0);
     DType want = cast_input ? compute : (xs[i].is_scalar() ? DType::Bool : xs[i].t->dtype);
-    if (xs[i].is_scalar()) t = full({}, xs[i].s, want, dev);
+    if (xs[i].is_scalar()) t = scalar_tensor(xs[i].s, want, dev);
     else t = xs[i].t->dtype == want ? xs[i].t : cast(xs[i].t, want);
     if (row.shape_rule == ShapeRule::Elementwise) t = expand_to(t, out_shape);
     call.in[i] = t.get();

@@ -15,6 +15,7 @@ TensorPtr arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dty
 // Copies host memory laid out as (shape, byte strides) into a new contiguous tensor.
 TensorPtr from_host(const void* data, const Shape& shape, const Shape& byte_strides, DType dtype, Device* device);
 void fill_into(const TensorPtr& out, Scalar value);
+TensorPtr scalar_tensor(Scalar value, DType dtype, Device* device);  // 0-d
 
 // ---- copies, casts, devices ----
 TensorPtr cast(const TensorPtr& t, DType dtype);

@@ -15,9 +15,12 @@ TensorPtr binary(OpId op, const Operand& a, const Operand& b) {
 TensorPtr clamp(const TensorPtr& t, std::optional<Scalar> min, std::optional<Scalar> max) {
   if (!min && !max) throw ValueError("[clamp] at least one of min and max must be given");
   OpArgs a;
-  if (min) { a.s0 = *min; a.has_s0 = true; }
-  if (max) { a.s1 = *max; a.has_s1 = true; }
-  return run_op(OpId::clamp, {t}, a);
+  std::vector<Operand> all{t};
+  if (min) { a.s0 = *min; a.has_s0 = true; all.push_back(*min); }
+  if (max) { a.s1 = *max; a.has_s1 = true; all.push_back(*max); }
+  // torch promotes with the bounds: clamp(int tensor, min=0.5) is float32.
+  DType dt = result_type(all);
+  return run_op(OpId::clamp, {dt == t->dtype ? t : cast(t, dt)}, a);
 }
 
 TensorPtr where(const Operand& cond, const Operand& a, const Operand& b) {

@@ -2,7 +2,9 @@
 // them first) and arbitrary element strides; dims are coalesced where every operand allows it, and
 // the innermost run goes to a functor that can take a contiguous fast path.
 #pragma once
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <vector>
 
 #include "core/parallel.h"
@@ -18,13 +20,36 @@ struct StridedPlan {
   std::array<Shape, N> bstrides;    // byte strides per operand
   std::array<char*, N> base;
 
-  explicit StridedPlan(const std::array<const Tensor*, N>& ts) {
+  // logical_order: visit elements in row-major logical order (kernels that use the linear index,
+  // like the random fills). Otherwise dims are reordered so the innermost loop runs over the
+  // smallest strides (operand 0 first, the output), which is what keeps transposed inputs fast.
+  explicit StridedPlan(const std::array<const Tensor*, N>& ts, bool logical_order = false) {
     const Shape& s = ts[0]->shape;
     for (int k = 0; k < N; ++k) base[k] = ts[k]->bytes();
     // Drop size-1 dims, then merge dim i into i+1 when every operand is contiguous across them.
     std::vector<int64_t> keep;
     for (size_t d = 0; d < s.size(); ++d)
       if (s[d] != 1) keep.push_back(int64_t(d));
+    if (!logical_order) {
+      // +1: dim a (now outside b) belongs inside b; -1: it stays outside; 0: no operand can tell
+      // (zero or equal strides), so the insertion sort looks further out instead of stopping.
+      auto order = [&](int64_t a, int64_t b) {
+        for (int k = 0; k < N; ++k) {
+          int64_t sa = std::abs(ts[k]->strides[a]), sb = std::abs(ts[k]->strides[b]);
+          if (sa == 0 || sb == 0 || sa == sb) continue;
+          return sa < sb ? 1 : -1;
+        }
+        return 0;
+      };
+      for (size_t i = 1; i < keep.size(); ++i) {
+        size_t d1 = i;
+        for (size_t d0 = i; d0-- > 0;) {
+          int c = order(keep[d0], keep[d1]);
+          if (c > 0) { std::swap(keep[d0], keep[d1]); d1 = d0; }
+          else if (c < 0) break;
+        }
+      }
+    }
     for (int64_t d : keep) {
       bool merge = !shape.empty();
       for (int k = 0; k < N && merge; ++k) {

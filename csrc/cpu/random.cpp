@@ -15,7 +15,7 @@ namespace {
 // Applies value(i) for each linear index i of out, whatever out's strides.
 template <typename T, typename F>
 void fill_indexed(Tensor& out, F value) {
-  StridedPlan<1> plan({&out});
+  StridedPlan<1> plan({&out}, /*logical_order=*/true);
   parallel_for(0, plan.numel(), 4096, [&](int64_t b, int64_t e) {
     int64_t i = b;
     plan.run_range(b, e, [&](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
