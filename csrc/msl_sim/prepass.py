@@ -19,6 +19,7 @@ What it rewrites (token by token, keeping line numbers; see prepass_lex.py):
 A kernel is marked as needing fibers if its body, or any function or macro it names (followed
 transitively through this translation unit), calls a barrier or a simd_/quad_ function.
 """
+
 import argparse
 import hashlib
 import os
@@ -26,10 +27,21 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from prepass_lex import Source, PrepassError, expand_includes, line_map_of  # noqa: E402
+from prepass_lex import PrepassError, Source, expand_includes, line_map_of
 
 QUALIFIERS = {"device", "constant", "threadgroup", "thread"}
-BUILTIN_WORDS = {"unsigned", "signed", "int", "short", "long", "char", "float", "double", "bool", "void"}
+BUILTIN_WORDS = {
+    "unsigned",
+    "signed",
+    "int",
+    "short",
+    "long",
+    "char",
+    "float",
+    "double",
+    "bool",
+    "void",
+}
 SWIZZLE = re.compile(r"^(?:[xyzw]{2,4}|[rgba]{2,4})$")
 COMPONENT = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 # Parameter attributes -> the LaneIds field the trampoline passes.
@@ -51,7 +63,9 @@ POSITION_ATTRS = {
 
 
 def is_collective(name):
-    return name in ("threadgroup_barrier", "simdgroup_barrier") or name.startswith(("simd_", "quad_"))
+    return name in ("threadgroup_barrier", "simdgroup_barrier") or name.startswith(
+        ("simd_", "quad_")
+    )
 
 
 class Pass:
@@ -111,7 +125,9 @@ class Pass:
         s, named = self.s, False
         while k < len(s.sig):
             t, tok = s.text(k), s.tok(k)
-            if t in ("const", "volatile", "struct", "typename", "enum", "class") or (t == "::" and not named):
+            if t in ("const", "volatile", "struct", "typename", "enum", "class") or (
+                t == "::" and not named
+            ):
                 k += 1
             elif t in BUILTIN_WORDS:
                 named = True
@@ -141,7 +157,11 @@ class Pass:
         end = self.parse_type(k + 1)
         nxt = s.text(end) if end is not None else ""
         if end is None or nxt not in ("*", "&") and q == "thread":
-            if q == "constant" and s.text(k + 1) not in ("constexpr", "static") and "const" not in prefix:
+            if (
+                q == "constant"
+                and s.text(k + 1) not in ("constexpr", "static")
+                and "const" not in prefix
+            ):
                 s.replace(k, k, "const")
             else:
                 s.replace(k, k, "")
@@ -181,11 +201,15 @@ class Pass:
             slot = f"bm_msl_tg_{name}_{s.tok(k).line}"
             if dims:
                 elem = type_text + "".join(f"[{d}]" for d in dims[1:])
-                parts.append(f"static ::bm::msl::TgSlot {slot}; ::bm::msl::ptr<{elem}> {name} = "
-                             f'{slot}.template array<{elem}, ({dims[0]})>("{name}");')
+                parts.append(
+                    f"static ::bm::msl::TgSlot {slot}; ::bm::msl::ptr<{elem}> {name} = "
+                    f'{slot}.template array<{elem}, ({dims[0]})>("{name}");'
+                )
             else:
-                parts.append(f"static ::bm::msl::TgSlot {slot}; {type_text}& {name} = "
-                             f'{slot}.template scalar<{type_text}>("{name}");')
+                parts.append(
+                    f"static ::bm::msl::TgSlot {slot}; {type_text}& {name} = "
+                    f'{slot}.template scalar<{type_text}>("{name}");'
+                )
             if s.text(j) == ",":
                 j += 1
                 continue
@@ -204,19 +228,28 @@ class Pass:
                 self.rewrite_qualifier(k)
             elif tok.kind == "num":
                 self.rewrite_number(k)
-            elif tok.kind == "id" and prev in (".", "->") and SWIZZLE.match(t) and s.text(k + 1) != "(":
+            elif (
+                tok.kind == "id"
+                and prev in (".", "->")
+                and SWIZZLE.match(t)
+                and s.text(k + 1) != "("
+            ):
                 idx = ",".join(str(COMPONENT[c]) for c in t)
                 s.replace(k, k, f"template swizzle<{idx}>()")
             elif t == "reinterpret_cast" and s.text(k + 1) == "<":
                 close = s.match(k + 1, "<", ">")
-                if any(s.text(j) in ("device", "constant", "threadgroup") for j in range(k + 2, close)):
+                if any(
+                    s.text(j) in ("device", "constant", "threadgroup") for j in range(k + 2, close)
+                ):
                     s.replace(k, k, "::bm::msl::ptr_cast")
             done_until = max(done_until, s.last_edited)
 
     def rewrite_number(self, k):
         t = self.s.text(k)
         low = t.lower()
-        is_float = ("." in low or "p" in low) if low.startswith("0x") else ("." in low or "e" in low)
+        is_float = (
+            ("." in low or "p" in low) if low.startswith("0x") else ("." in low or "e" in low)
+        )
         if not is_float:
             return
         m = re.match(r"^(.*?)([fFhHlL]?)$", t)
@@ -272,7 +305,10 @@ class Pass:
         s = self.s
         attrs = [k for k in range(a, b) if k in self.attr_end]
         if not attrs:
-            s.error(a, f"kernel '{kname}': parameter '{s.join(a, b)}' has no attribute such as [[buffer(n)]]")
+            s.error(
+                a,
+                f"kernel '{kname}': parameter '{s.join(a, b)}' has no attribute such as [[buffer(n)]]",
+            )
         name_k = max(k for k in range(a, attrs[0]) if s.tok(k).kind == "id")
         type_text = s.join(a, name_k)
         content = self.attr_content(attrs[0])
@@ -284,18 +320,28 @@ class Pass:
             return f"::bm::msl::{fn}<{type_text}>({m.group(2)})"
         if content in POSITION_ATTRS:
             return f"::bm::msl::attr<{type_text}>(bm_ids.{POSITION_ATTRS[content]})"
-        s.error(a, f"kernel '{kname}': parameter attribute [[{content}]] is not supported by the simulator")
+        s.error(
+            a,
+            f"kernel '{kname}': parameter attribute [[{content}]] is not supported by the simulator",
+        )
 
     def find_kernels(self):
         s, after = self.s, -1
         for k in range(len(s.sig)):
             is_kw = s.text(k) == "kernel" and s.tok(k).kind == "id" and k not in self.owned
-            is_attr = k in self.attr_end and self.attr_content(k) == "kernel" and not self.in_instantiation(k)
+            is_attr = (
+                k in self.attr_end
+                and self.attr_content(k) == "kernel"
+                and not self.in_instantiation(k)
+            )
             if k <= after or not (is_kw or is_attr):
                 continue
             if s.tok(k).directive:
-                s.error(k, "kernels defined inside macros are not supported: write a template kernel and "
-                           "instantiate it from the macro")
+                s.error(
+                    k,
+                    "kernels defined inside macros are not supported: write a template kernel and "
+                    "instantiate it from the macro",
+                )
             after = self.parse_kernel(k)
 
     def in_instantiation(self, k):
@@ -346,12 +392,19 @@ class Pass:
         if s.text(j) != "{":
             s.error(j, f"expected the body of kernel '{name}'")
         if name in self.kernels:
-            s.error(name_k, f"kernel '{name}' is defined twice (overloaded kernels are not supported)")
+            s.error(
+                name_k, f"kernel '{name}' is defined twice (overloaded kernels are not supported)"
+            )
         body_end = s.match(j, "{", "}")
         binds = ", ".join(self.parse_params(name_k + 1, close, name))
         source = s.where(name_k).rsplit(":", 1)[0]
-        kernel = {"name": name, "template": header is not None, "max_threads": max_threads,
-                  "body": (j, body_end), "source": source}
+        kernel = {
+            "name": name,
+            "template": header is not None,
+            "max_threads": max_threads,
+            "body": (j, body_end),
+            "source": source,
+        }
         self.kernels[name] = kernel
         tramp = f"bm_msl_tramp_{name}"
         sig = f"void {tramp}([[maybe_unused]] const ::bm::msl::LaneIds& bm_ids)"
@@ -360,8 +413,10 @@ class Pass:
             text = f"{s.join(header, first)} {sig} {{ {name}<{params}>({binds}); }}"
         else:
             host = host or f'"{name}"'
-            text = (f"static {sig} {{ {name}({binds}); }} static const ::bm::msl::KernelRegistration "
-                    f'bm_msl_reg_{name}({host}, &{tramp}, @FIBERS:{name}@, {max_threads}, "{source}");')
+            text = (
+                f"static {sig} {{ {name}({binds}); }} static const ::bm::msl::KernelRegistration "
+                f'bm_msl_reg_{name}({host}, &{tramp}, @FIBERS:{name}@, {max_threads}, "{source}");'
+            )
         kernel["trampoline"] = (body_end, text)
         return body_end
 
@@ -403,9 +458,11 @@ class Pass:
             s.error(a, f"instantiation of '{name}': no template kernel of that name in this file")
         if host is None:
             s.error(a, f"instantiation of kernel '{name}<{args}>' needs [[host_name(\"...\")]]")
-        text = (f"static const ::bm::msl::KernelRegistration BM_MSL_CAT(bm_msl_reg_, __COUNTER__)({host}, "
-                f"&{qual}bm_msl_tramp_{name}<{args}>, @FIBERS:{name}@, {kernel['max_threads']}, "
-                f"\"{kernel['source']}\");")
+        text = (
+            f"static const ::bm::msl::KernelRegistration BM_MSL_CAT(bm_msl_reg_, __COUNTER__)({host}, "
+            f"&{qual}bm_msl_tramp_{name}<{args}>, @FIBERS:{name}@, {kernel['max_threads']}, "
+            f'"{kernel["source"]}");'
+        )
         s.replace(a, b, text)
 
     # ---------- which kernels need fibers ----------
@@ -478,8 +535,10 @@ def generate(path, root, include_dirs):
     rel = os.path.relpath(path, root)
     stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
     ns = f"bm_msl_{stem}_{hashlib.sha1(rel.encode()).hexdigest()[:8]}"
-    return (f"// Generated by csrc/msl_sim/prepass.py from {rel}. Do not edit.\n"
-            f"#include <metal_stdlib>\nnamespace {ns} {{\n{body}\n}}  // namespace {ns}\n")
+    return (
+        f"// Generated by csrc/msl_sim/prepass.py from {rel}. Do not edit.\n"
+        f"#include <metal_stdlib>\nnamespace {ns} {{\n{body}\n}}  // namespace {ns}\n"
+    )
 
 
 def main(argv=None):

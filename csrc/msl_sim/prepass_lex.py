@@ -4,6 +4,7 @@ The pre-pass rewrites MSL into C++ by editing a token stream: every token keeps 
 so untouched code is reproduced byte for byte, and an edit that swallows newlines puts them back
 so line numbers (and the #line markers) stay right.
 """
+
 import os
 import re
 
@@ -19,7 +20,7 @@ _TOKEN = re.compile(
   | (?P<id>[A-Za-z_]\w*)
   | (?P<punct>::|->|\+\+|--|<<=|<<|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|\.\.\.|.)
     """,
-    re.X | re.S,
+    re.VERBOSE | re.DOTALL,
 )
 
 SPACE = {"nl", "cont", "ws", "comment"}
@@ -30,7 +31,7 @@ class PrepassError(Exception):
 
 
 class Token:
-    __slots__ = ("kind", "text", "line", "directive", "dirid")
+    __slots__ = ("directive", "dirid", "kind", "line", "text")
 
     def __init__(self, kind, text, line):
         self.kind, self.text, self.line = kind, text, line
@@ -58,7 +59,7 @@ def tokenize(text):
         if directive is not None:
             t.directive, t.dirid = directive, count
         elif at_line_start and t.text == "#":
-            name = next((u.text for u in toks[i + 1:] if u.kind not in SPACE), "")
+            name = next((u.text for u in toks[i + 1 :] if u.kind not in SPACE), "")
             directive, count = name, count + 1
             t.directive, t.dirid = directive, count
         if t.kind not in SPACE:
@@ -141,7 +142,12 @@ class Source:
             j += 1
         s = ""
         for piece in out:
-            if s and piece and (s[-1].isalnum() or s[-1] == "_") and (piece[0].isalnum() or piece[0] == "_"):
+            if (
+                s
+                and piece
+                and (s[-1].isalnum() or s[-1] == "_")
+                and (piece[0].isalnum() or piece[0] == "_")
+            ):
                 s += " "
             s += piece
         return s
@@ -161,7 +167,7 @@ class Source:
         while i < len(self.toks):
             if i in self.edits:
                 last, rep = self.edits[i]
-                span = self.toks[i:last + 1]
+                span = self.toks[i : last + 1]
                 newlines = sum(t.text.count("\n") for t in span)
                 in_directive = span[0].directive is not None
                 out.append(rep + ("\\\n" if in_directive else "\n") * newlines)
