@@ -307,7 +307,7 @@ class Pass:
         if not attrs:
             s.error(
                 a,
-                f"kernel '{kname}': parameter '{s.join(a, b)}' has no attribute such as [[buffer(n)]]",
+                f"kernel '{kname}': parameter '{s.join(a, b, raw=True)}' has no attribute such as [[buffer(n)]]",
             )
         name_k = max(k for k in range(a, attrs[0]) if s.tok(k).kind == "id")
         type_text = s.join(a, name_k)

@@ -127,30 +127,28 @@ class Source:
                     return j
         self.error(k, f"unbalanced '{open_}'")
 
-    def join(self, k0, k1, skip=()):
-        """Source text of significant tokens k0..k1-1 with edits applied, on one line."""
-        out, j = [], k0
+    def join(self, k0, k1, skip=(), raw=False):
+        """Source text of significant tokens k0..k1-1 on one line (any run of white space or
+        comments becomes one space), with edits applied unless raw."""
+        out, j, prev = "", k0, None
         while j < k1:
             ti = self.sig[j]
-            if ti in self.edits:
-                last, rep = self.edits[ti]
-                out.append(rep)
+            if ti in self.edits and not raw:
+                last, piece = self.edits[ti]
                 j = self.sig_pos[last] + 1
-                continue
-            if j not in skip:
-                out.append(self.toks[ti].text)
-            j += 1
-        s = ""
-        for piece in out:
-            if (
-                s
-                and piece
-                and (s[-1].isalnum() or s[-1] == "_")
-                and (piece[0].isalnum() or piece[0] == "_")
-            ):
-                s += " "
-            s += piece
-        return s
+            else:
+                last, piece = ti, ("" if j in skip else self.toks[ti].text)
+                j += 1
+            if piece:
+                spaced = prev is not None and ti - prev > 1
+                glued = (
+                    out
+                    and (out[-1].isalnum() or out[-1] == "_")
+                    and (piece[0].isalnum() or piece[0] == "_")
+                )
+                out += (" " if out and (spaced or glued) else "") + piece
+            prev = last
+        return out
 
     # -- edits --
     def replace(self, k0, k1, text):
