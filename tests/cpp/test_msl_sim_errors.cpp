@@ -148,10 +148,26 @@ TEST_CASE("msl-sim error: threadgroup memory over 32 KiB, unset buffers, bad enc
   CHECK_THROWS_AS(s.rt->new_buffer(0), ValueError);
 }
 
+TEST_CASE("msl-sim error: a collective in a kernel the pre-pass thought had none") {
+  // Run a barrier kernel as if it had been classified barrier-free: the lanes run one after the
+  // other, so the barrier cannot work; it must say so rather than return wrong results.
+  msl::KernelInfo info = *msl::find_kernel("partial_barrier");
+  info.needs_fibers = false;
+  Sim s;
+  auto out = s.zeros(128);
+  msl::LaunchSpec spec;
+  spec.kernel = &info;
+  spec.buffers[0] = msl::BufferArg{static_cast<char*>(out->contents()), 128, true, false};
+  spec.threads_per_group = {4, 1, 1};
+  spec.grid = {4, 1, 1};
+  CHECK_THROWS_WITH_AS(msl::run_kernel(spec), doctest::Contains("pre-pass found no barrier or simd call"), Error);
+}
+
 TEST_CASE("msl-sim error: a kernel name no shader defines") {
   Sim s;
   CHECK_THROWS_WITH_AS(s.rt->pipeline("no_such_kernel"), doctest::Contains("no kernel named 'no_such_kernel'"), Error);
   CHECK(msl::find_kernel("no_such_kernel") == nullptr);
+  CHECK_THROWS_WITH_AS(s.rt->pipeline("defined_twice"), doctest::Contains("is defined twice: in tests/msl_sim/"), Error);
   auto cb = s.rt->new_command_buffer();
   CHECK_THROWS_AS(cb->wait_until_completed(), Error);  // waiting on work never committed
 }

@@ -49,3 +49,6 @@ kernel void too_much_threadgroup_memory(device float* out [[buffer(0)]], uint li
   big[lid] = 1.0;
   out[lid] = big[lid];
 }
+
+// The same host name as a kernel in types.metal: looking it up must fail.
+[[host_name("defined_twice")]] kernel void defined_twice_a(device float* out [[buffer(0)]]) { out[0] = 1.0; }

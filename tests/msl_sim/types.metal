@@ -63,3 +63,6 @@ kernel void grid_ids(device uint4* out [[buffer(0)]],
                                                             uint gid [[thread_position_in_grid]]) {
   out[gid] = 1.0;
 }
+
+// See faults.metal: a host name defined in two files.
+[[host_name("defined_twice")]] kernel void defined_twice_b(device float* out [[buffer(0)]]) { out[0] = 2.0; }
