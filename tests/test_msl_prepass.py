@@ -152,6 +152,15 @@ def test_template_kernel_instantiated_from_a_macro(tmp_path):
     assert '#line 1 "types.h"' in out and "#pragma once" not in out
 
 
+def test_other_explicit_instantiations_are_ordinary_code(tmp_path):
+    out = gen(
+        tmp_path,
+        "template <typename T> T load(device T* p) { return p[0]; }\n"
+        "template float load<float>(device float* p);\n",
+    )
+    assert "template float load<float>(::bm::msl::ptr<float> p);" in out
+
+
 def test_fiber_classification_follows_helpers_and_macros(tmp_path):
     out = gen(
         tmp_path,
