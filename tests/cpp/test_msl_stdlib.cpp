@@ -135,6 +135,15 @@ TEST_CASE("msl stdlib: math functions, NaN handling, integer and bit functions")
   CHECK(M::all(M::cross(M::float3(1, 0, 0), M::float3(0, 1, 0)) == M::float3(0, 0, 1)));
 }
 
+TEST_CASE("msl stdlib: type traits count half and bfloat as floating point") {
+  static_assert(M::is_floating_point_v<M::half> && M::is_floating_point_v<const M::bfloat>);
+  static_assert(M::is_floating_point_v<float> && !M::is_floating_point_v<int>);
+  static_assert(M::is_arithmetic_v<M::half> && M::is_scalar_v<uint32_t>);
+  static_assert(M::is_vector_v<M::half4> && !M::is_vector_v<M::half>);
+  static_assert(M::is_same_v<M::make_unsigned_t<int>, unsigned>);
+  CHECK(M::is_floating_point<M::half>::value);  // the compile-time checks above are the test
+}
+
 TEST_CASE("msl stdlib: atomics on plain storage") {
   M::atomic_uint u;
   M::atomic_store_explicit(&u, 5u, M::memory_order_relaxed);
