@@ -203,6 +203,10 @@ def test_metal_headers_map_to_the_stand_in(tmp_path):
             "k.metal:2: error: threadgroup variables cannot have",
         ),
         ("kernel void k() {}\nkernel void k() {}", "kernel 'k' is defined twice"),
+        (
+            'template [[host_name("x")]] [[kernel]] decltype(nope<float>) nope<float>;',
+            "instantiation of 'nope': no template kernel of that name",
+        ),
     ],
 )
 def test_errors_name_the_file_and_line(tmp_path, source, message):

@@ -219,12 +219,10 @@ class KernelPass:
                 continue
             j += 1
         if cand is None:
-            return  # not a kernel instantiation (e.g. a helper's); leave it alone
+            s.error(a, "cannot find which kernel this explicit instantiation names")
         qual, name, args = cand
         kernel = self.kernels.get(name)
         if kernel is None or not kernel["template"]:
-            if host is None:
-                return
             s.error(a, f"instantiation of '{name}': no template kernel of that name in this file")
         if host is None:
             s.error(a, f"instantiation of kernel '{name}<{args}>' needs [[host_name(\"...\")]]")
