@@ -17,7 +17,8 @@
 
 #include "core/errors.h"
 
-#if defined(__x86_64__) || defined(__aarch64__)
+// -DBM_MSL_FIBER_UCONTEXT forces the portable path (to test it on x86-64/arm64).
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(BM_MSL_FIBER_UCONTEXT)
 #define BM_FIBER_ASM 1
 #else
 #include <ucontext.h>
