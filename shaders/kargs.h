@@ -1,0 +1,30 @@
+// Argument structs shared by the host (csrc/metal) and the shaders. Both sides must see the same
+// layout: only fixed-size integer fields, each naturally aligned, no pointers.
+#pragma once
+
+#ifdef __METAL_VERSION__
+typedef int bm_i32;
+typedef uint bm_u32;
+typedef long bm_i64;  // MSL long is 64-bit
+#else
+#include <cstdint>
+typedef int32_t bm_i32;
+typedef uint32_t bm_u32;
+typedef int64_t bm_i64;
+#endif
+
+// Kernels take tensors of up to this many dimensions after the host merged contiguous ones.
+#define BM_MAX_DIMS 8
+
+// copy_strided_<dtype>: out[out_offset + sum(i_d * out_strides[d])] = in[in_offset + ...] for
+// every index (i_0..i_{ndim-1}) of `shape`; offsets and strides count elements, not bytes.
+struct CopyStridedArgs {
+  bm_i64 numel;
+  bm_i64 in_offset;
+  bm_i64 out_offset;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 in_strides[BM_MAX_DIMS];
+  bm_i64 out_strides[BM_MAX_DIMS];
+};
