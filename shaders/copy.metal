@@ -25,3 +25,35 @@ kernel void copy_strided(device const T* in [[buffer(0)]],
 #define BM_INSTANTIATE_COPY(T, NAME) \
   template [[host_name("copy_strided_" #NAME)]] [[kernel]] decltype(copy_strided<T>) copy_strided<T>;
 BM_FOR_EACH_DTYPE(BM_INSTANTIATE_COPY)
+
+// cast_<src>_<dst>: strided copy with a value conversion. Half types convert through float, as
+// the CPU backend's convert<T>() does, so both give the same values.
+template <typename S, typename D>
+kernel void cast_strided(device const S* in [[buffer(0)]],
+                         device D* out [[buffer(1)]],
+                         constant CopyStridedArgs& args [[buffer(2)]],
+                         uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= args.numel) return;
+  long rest = gid;
+  long src = args.in_offset, dst = args.out_offset;
+  for (int d = args.ndim - 1; d >= 0; --d) {
+    long i = rest % args.shape[d];
+    rest /= args.shape[d];
+    src += i * args.in_strides[d];
+    dst += i * args.out_strides[d];
+  }
+  S v = in[src];
+  if (is_same_v<S, half> || is_same_v<S, bfloat>) out[dst] = D(float(v));
+  else out[dst] = D(v);
+}
+
+#define BM_CAST_TO(D, DNAME, S, SNAME) \
+  template [[host_name("cast_" #SNAME "_" #DNAME)]] [[kernel]] decltype(cast_strided<S, D>) cast_strided<S, D>;
+#define BM_CAST_FROM(S, SNAME)        \
+  BM_CAST_TO(bool, bool, S, SNAME)    \
+  BM_CAST_TO(int, int32, S, SNAME)    \
+  BM_CAST_TO(long, int64, S, SNAME)   \
+  BM_CAST_TO(half, float16, S, SNAME) \
+  BM_CAST_TO(bfloat, bfloat16, S, SNAME) \
+  BM_CAST_TO(float, float32, S, SNAME)
+BM_FOR_EACH_DTYPE(BM_CAST_FROM)

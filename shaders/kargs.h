@@ -28,3 +28,29 @@ struct CopyStridedArgs {
   bm_i64 in_strides[BM_MAX_DIMS];
   bm_i64 out_strides[BM_MAX_DIMS];
 };
+
+// fill_<dtype>: every element of a strided tensor := value (ivalue for bool/int dtypes, fvalue else).
+struct FillArgs {
+  bm_i64 numel;
+  bm_i64 offset;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 strides[BM_MAX_DIMS];
+  bm_i64 ivalue;
+  float fvalue;
+  bm_i32 pad2_;
+};
+
+// arange_<dtype>: out[offset + i * stride] = start + i * step (integer math when is_int).
+struct ArangeArgs {
+  bm_i64 n;
+  bm_i64 offset;
+  bm_i64 stride;
+  bm_i64 istart;
+  bm_i64 istep;
+  float fstart;
+  float fstep;
+  bm_i32 is_int;
+  bm_i32 pad_;
+};

@@ -9,6 +9,7 @@
 namespace bm {
 
 std::unique_ptr<Backend> make_cpu_backend();  // csrc/cpu/backend.cpp
+void register_metal_devices();                 // csrc/metal/backend.cpp
 
 namespace {
 
@@ -26,8 +27,9 @@ Registry& registry() {
   return *r;
 }
 
-std::mutex& registry_mutex() {
-  static std::mutex m;
+// Recursive: initialisation registers the metal devices through register_device.
+std::recursive_mutex& registry_mutex() {
+  static std::recursive_mutex m;
   return m;
 }
 
@@ -41,6 +43,7 @@ void ensure_cpu() {
   r.cpu = dev.get();
   r.devices.push_back(std::move(dev));
   r.backends.push_back(std::move(be));
+  register_metal_devices();
 }
 
 std::string available_list() {
@@ -52,7 +55,7 @@ std::string available_list() {
 }  // namespace
 
 void register_device(DeviceType type, int index, const std::string& type_name, std::unique_ptr<Backend> backend) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   ensure_cpu();
   Registry& r = registry();
   std::string name = type_name + ":" + std::to_string(index);
@@ -63,13 +66,13 @@ void register_device(DeviceType type, int index, const std::string& type_name, s
 }
 
 Device* cpu_device() {
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   ensure_cpu();
   return registry().cpu;
 }
 
 std::vector<Device*> available_devices() {
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   ensure_cpu();
   std::vector<Device*> out;
   for (auto& d : registry().devices) out.push_back(d.get());
@@ -77,7 +80,7 @@ std::vector<Device*> available_devices() {
 }
 
 Device* get_device(const std::string& spec) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   ensure_cpu();
   std::string type = spec;
   int index = 0;

@@ -94,6 +94,9 @@ void synchronize(Device* device) {
 
 TensorPtr to_device(const TensorPtr& t, Device* device) {
   if (t->device() == device) return t;
+  if (!device->backend->kernel(OpId::copy, t->dtype))
+    throw UnsupportedError("[to] dtype " + std::string(dtype_name(t->dtype)) + " is not supported on device " +
+                           device->name + "; convert it first, e.g. .to(bessemer.float32)");
   // Every device's memory is host-addressable (cpu, Metal shared storage, the simulator), so a
   // transfer is: finish the producer's work, then copy the contiguous bytes.
   TensorPtr src = contiguous(t);

@@ -8,6 +8,9 @@ namespace bm {
 TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device) {
   for (int64_t d : shape)
     if (d < 0) throw ValueError("[empty] negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+  // A device holds a dtype iff it can copy it (Metal has no float64).
+  if (!device->backend->kernel(OpId::copy, dtype))
+    throw UnsupportedError("[empty] dtype " + std::string(dtype_name(dtype)) + " is not supported on device " + device->name);
   int64_t n = shape_numel(shape);
   int64_t isz = int64_t(itemsize(dtype));
   if (n > INT64_MAX / isz) throw OutOfMemoryError("[empty] shape " + shape_str(shape) + " is too large to allocate");

@@ -91,4 +91,9 @@ class Runtime {
 // The simulator (device "metal-sim"); available on every platform.
 std::unique_ptr<Runtime> make_sim_runtime();
 
+#ifdef BESSEMER_HAVE_METAL
+// The system's default GPU through metal-cpp (runtime_metal.cpp); nullptr if there is none.
+std::unique_ptr<Runtime> make_metal_runtime();
+#endif
+
 }  // namespace bm::metal

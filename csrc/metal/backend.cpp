@@ -1,0 +1,182 @@
+#include "metal/backend.h"
+
+#include <cstdlib>
+
+#include "core/device.h"
+#include "core/errors.h"
+#include "metal/kernels.h"
+
+namespace bm::metal {
+
+namespace {
+constexpr size_t kCacheLimit = size_t(2) << 30;
+
+size_t round_size(size_t n) {
+  if (n < 16) return 16;  // Metal cannot make empty buffers
+  if (n < 4096) return (n + 255) / 256 * 256;
+  return (n + 4095) / 4096 * 4096;
+}
+}  // namespace
+
+MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_(std::move(rt)), label_(std::move(label)) {
+  register_copy_kernels(*this);
+  register_elementwise_kernels(*this);
+  register_reduce_kernels(*this);
+  register_matmul_kernels(*this);
+  register_random_kernels(*this);
+}
+
+MetalBackend::~MetalBackend() = default;
+
+const std::shared_ptr<Buffer>& MetalBackend::buffer_of(const Storage& s) {
+  return *static_cast<std::shared_ptr<Buffer>*>(s.handle);
+}
+
+MetalBackend& backend_of(const Tensor& t) { return *static_cast<MetalBackend*>(t.device()->backend); }
+
+std::shared_ptr<Storage> MetalBackend::allocate(size_t nbytes) {
+  size_t n = round_size(nbytes);
+  std::shared_ptr<Buffer> buf;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    auto range = cache_.equal_range(n);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second.use_count() == 1) {  // no command buffer still holds it
+        buf = it->second;
+        cached_bytes_ -= n;
+        cache_.erase(it);
+        break;
+      }
+    }
+  }
+  if (!buf) {
+    try {
+      buf = rt_->new_buffer(n);
+    } catch (const OutOfMemoryError&) {
+      std::lock_guard<std::mutex> lk(m_);
+      cache_.clear();
+      cached_bytes_ = 0;
+      buf = nullptr;
+    }
+    if (!buf) buf = rt_->new_buffer(n);
+  }
+  auto s = std::make_shared<Storage>();
+  s->device = device;
+  s->nbytes = nbytes;
+  s->data = buf->contents();
+  s->handle = new std::shared_ptr<Buffer>(std::move(buf));
+  s->release = [this](Storage& st) { release(st); };
+  return s;
+}
+
+void MetalBackend::release(Storage& s) {
+  auto* holder = static_cast<std::shared_ptr<Buffer>*>(s.handle);
+  std::shared_ptr<Buffer> buf = std::move(*holder);
+  delete holder;
+  std::lock_guard<std::mutex> lk(m_);
+  size_t n = buf->length();
+  if (cached_bytes_ + n <= kCacheLimit) {
+    cache_.emplace(n, std::move(buf));
+    cached_bytes_ += n;
+  }
+}
+
+ComputeEncoder& MetalBackend::encoder_for(const std::string& kernel, const std::vector<Binding>& buffers,
+                                          const void* args, size_t args_len, uint32_t args_index,
+                                          size_t threadgroup_memory) {
+  if (!current_) {
+    current_ = rt_->new_command_buffer();
+    encoded_in_current_ = 0;
+  }
+  ComputeEncoder& enc = current_->compute_encoder();
+  enc.set_pipeline(rt_->pipeline(kernel));
+  for (const Binding& b : buffers) enc.set_buffer(buffer_of(*b.tensor->storage), 0, b.index);
+  if (args_len) enc.set_bytes(args, args_len, args_index);
+  if (threadgroup_memory) enc.set_threadgroup_memory_length((threadgroup_memory + 15) / 16 * 16, 0);
+  return enc;
+}
+
+void MetalBackend::after_dispatch() {
+  ++stats_.dispatches;
+  if (++encoded_in_current_ >= kBatchLimit) commit_locked();
+}
+
+void MetalBackend::dispatch(const std::string& kernel, const std::vector<Binding>& buffers, const void* args,
+                            size_t args_len, uint32_t args_index, Size3 grid, Size3 threadgroup,
+                            size_t threadgroup_memory) {
+  std::lock_guard<std::mutex> lk(m_);
+  encoder_for(kernel, buffers, args, args_len, args_index, threadgroup_memory).dispatch_threads(grid, threadgroup);
+  after_dispatch();
+}
+
+void MetalBackend::dispatch_groups(const std::string& kernel, const std::vector<Binding>& buffers, const void* args,
+                                   size_t args_len, uint32_t args_index, Size3 groups, Size3 threadgroup,
+                                   size_t threadgroup_memory) {
+  std::lock_guard<std::mutex> lk(m_);
+  encoder_for(kernel, buffers, args, args_len, args_index, threadgroup_memory).dispatch_threadgroups(groups, threadgroup);
+  after_dispatch();
+}
+
+void MetalBackend::commit_locked() {
+  if (!current_) return;
+  current_->commit();
+  ++stats_.commits;
+  in_flight_.push_back(std::move(current_));
+  encoded_in_current_ = 0;
+}
+
+void MetalBackend::synchronize() {
+  std::vector<std::unique_ptr<CommandBuffer>> done;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    commit_locked();
+    done.swap(in_flight_);
+    if (!done.empty()) ++stats_.waits;
+  }
+  // Wait for every buffer even if one failed, then report the first failure.
+  std::exception_ptr first;
+  for (auto& cb : done) {
+    try {
+      cb->wait_until_completed();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void MetalBackend::wait_for(const Storage&) { synchronize(); }
+
+QueueStats MetalBackend::stats() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return stats_;
+}
+
+void MetalBackend::reset_stats() {
+  std::lock_guard<std::mutex> lk(m_);
+  stats_ = QueueStats{};
+}
+
+std::string MetalBackend::description() const {
+  return label_ + " (" + rt_->name() + ", one queue, " + std::to_string(kBatchLimit) + " launches per command buffer)";
+}
+
+}  // namespace bm::metal
+
+namespace bm {
+
+// Called once by the device registry: the simulator always, the real GPU when this build has it.
+void register_metal_devices() {
+#ifdef BESSEMER_HAVE_METAL
+  if (auto rt = metal::make_metal_runtime())
+    register_device(DeviceType::Metal, 0, "metal", std::make_unique<metal::MetalBackend>(std::move(rt), "Apple GPU"));
+#endif
+  // TEMPORARY while the backend's kernel families land: metal-sim is registered on request only,
+  // so the every-op-on-every-device tests stay meaningful for what is complete.
+  const char* enable = std::getenv("BESSEMER_ENABLE_METAL_SIM");
+  if (!enable || std::string(enable) != "1") return;
+  register_device(DeviceType::MetalSim, 0, "metal-sim",
+                  std::make_unique<metal::MetalBackend>(metal::make_sim_runtime(), "Metal simulator"));
+}
+
+}  // namespace bm

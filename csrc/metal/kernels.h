@@ -1,0 +1,43 @@
+// Registration entry points of the Metal backend, one per kernel family file, plus the host-side
+// helpers every family shares: kernel names per dtype and strided layouts packed for shaders.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/op_registry.h"
+#include "metal/backend.h"
+
+extern "C++" {
+#include "kargs.h"
+}
+
+namespace bm::metal {
+
+void register_copy_kernels(MetalBackend& b);         // copy (casts), fill, arange     - ops_copy.cpp
+void register_elementwise_kernels(MetalBackend& b);  // unary, binary, where, clamp    - ops_elementwise.cpp
+void register_reduce_kernels(MetalBackend& b);       // reductions, softmax            - ops_reduce.cpp
+void register_matmul_kernels(MetalBackend& b);       // matmul                         - ops_matmul.cpp
+void register_random_kernels(MetalBackend& b);       // uniform, normal                - ops_random.cpp
+
+// "<base>_<dtype name>", the host names shaders instantiate from BM_FOR_EACH_DTYPE.
+inline std::string kernel_name(const std::string& base, DType d) { return base + "_" + dtype_name(d); }
+
+// Same-shape tensors merged into at most BM_MAX_DIMS dims (dims contiguous in every tensor are
+// merged, size-1 dims dropped). Offsets and strides in elements of each tensor.
+struct Layout {
+  int ndim = 0;
+  int64_t numel = 1;
+  int64_t shape[BM_MAX_DIMS] = {};
+  std::vector<int64_t> offset;                       // per tensor
+  std::vector<std::array<int64_t, BM_MAX_DIMS>> strides;  // per tensor
+};
+
+// Calls fn once per launchable layout of `ts` (same shapes): usually once; tensors with more than
+// BM_MAX_DIMS dims that cannot be merged are split along their outer dims, one launch per slice.
+void for_each_layout(const std::vector<const Tensor*>& ts, const std::function<void(const Layout&)>& fn);
+
+// Threadgroup size for a 1-D launch over n threads.
+inline Size3 group_1d(int64_t n) { return Size3{uint64_t(n < 256 ? (n > 0 ? n : 1) : 256), 1, 1}; }
+
+}  // namespace bm::metal
