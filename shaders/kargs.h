@@ -6,11 +6,13 @@
 typedef int bm_i32;
 typedef uint bm_u32;
 typedef long bm_i64;  // MSL long is 64-bit
+typedef ulong bm_u64;
 #else
 #include <cstdint>
 typedef int32_t bm_i32;
 typedef uint32_t bm_u32;
 typedef int64_t bm_i64;
+typedef uint64_t bm_u64;
 #endif
 
 // Kernels take tensors of up to this many dimensions after the host merged contiguous ones.
@@ -53,4 +55,22 @@ struct ArangeArgs {
   float fstep;
   bm_i32 is_int;
   bm_i32 pad_;
+};
+
+// uniform_<dtype> / normal_<dtype>: element i of the draw (i = index_base + the element's logical
+// row-major index in this launch) uses Philox block rng_offset + i / 4, word i % 4, under `seed`,
+// and lands at offset + sum(i_d * strides[d]). a/b: low and high - low (uniform), or mean and std
+// (normal), rounded to float on the host exactly as csrc/cpu/random.cpp rounds them.
+struct RandomArgs {
+  bm_i64 numel;       // elements in this launch
+  bm_i64 index_base;  // logical index of this launch's first element within the whole draw
+  bm_i64 offset;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 strides[BM_MAX_DIMS];
+  bm_u64 seed;
+  bm_u64 rng_offset;
+  float a;
+  float b;
 };
