@@ -74,3 +74,30 @@ struct RandomArgs {
   float a;
   float b;
 };
+
+// matmul_<dtype>: out[b] (M x N) = a[b] (M x K) @ b[b] (K x N) for every batch entry b. Element (i, j)
+// of a is at a_offset + (batch offset) + i * a_rs + j * a_cs, likewise b and out; a batch entry's
+// offset comes from decomposing its index over batch_shape (batch_ndim merged dims, possibly with
+// zero strides). a_k_fast / b_k_fast: the operand is unit-stride along K, so tile loads walk K.
+struct MatmulArgs {
+  bm_i64 M;
+  bm_i64 N;
+  bm_i64 K;
+  bm_i64 a_offset;
+  bm_i64 b_offset;
+  bm_i64 out_offset;
+  bm_i64 a_rs;
+  bm_i64 a_cs;
+  bm_i64 b_rs;
+  bm_i64 b_cs;
+  bm_i64 out_rs;
+  bm_i64 out_cs;
+  bm_i32 batch_ndim;
+  bm_i32 a_k_fast;
+  bm_i32 b_k_fast;
+  bm_i32 pad_;
+  bm_i64 batch_shape[BM_MAX_DIMS];
+  bm_i64 a_bstrides[BM_MAX_DIMS];
+  bm_i64 b_bstrides[BM_MAX_DIMS];
+  bm_i64 out_bstrides[BM_MAX_DIMS];
+};
