@@ -26,7 +26,7 @@ kernel void matmul_tiled(device const T* a [[buffer(0)]],
                          device T* out [[buffer(2)]],
                          constant MatmulArgs& args [[buffer(3)]],
                          uint3 group [[threadgroup_position_in_grid]],
-                         uint2 lid [[thread_position_in_threadgroup]],
+                         uint3 lid [[thread_position_in_threadgroup]],  // MSL: same width as group
                          uint tid [[thread_index_in_threadgroup]]) {
   threadgroup Acc As[MM_TILE][MM_BK];  // As[i][k]: tile row i, step column k
   threadgroup Acc Bs[MM_BK][MM_TILE];  // Bs[k][j]

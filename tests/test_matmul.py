@@ -267,6 +267,15 @@ def test_partial_tiles_in_every_dim(device, dtype, la, lb):
     assert_close(r, va @ vb, *TOL[dtype])
 
 
+@pytest.mark.parametrize("device,dtype", device_dtypes([bm.float32, bm.int64]))
+@pytest.mark.parametrize("sa,sb", [((33, 1), (1, 65)), ((1, 70), (70, 1)), ((1, 17), (17, 33)), ((65, 17), (17, 1))])
+def test_thin_shapes(device, dtype, sa, sb):
+    # K == 1 (an outer product), a dot product deeper than several K steps, single rows and columns
+    ta, va = rand(sa, dtype, seed=27, device=device)
+    tb, vb = rand(sb, dtype, seed=28, device=device)
+    assert_close(ta @ tb, va @ vb, *TOL[dtype])
+
+
 @pytest.mark.parametrize("device,dtype", device_dtypes([bm.float32, bm.float16, bm.int32]))
 def test_batched_broadcast_partial_tiles(device, dtype):
     # batch (2, 3): a broadcast along dim 1, b along dim 0 (zero batch strides on both sides)
