@@ -6,11 +6,13 @@
 typedef int bm_i32;
 typedef uint bm_u32;
 typedef long bm_i64;  // MSL long is 64-bit
+typedef ulong bm_u64;
 #else
 #include <cstdint>
 typedef int32_t bm_i32;
 typedef uint32_t bm_u32;
 typedef int64_t bm_i64;
+typedef uint64_t bm_u64;
 #endif
 
 // Kernels take tensors of up to this many dimensions after the host merged contiguous ones.
@@ -53,4 +55,49 @@ struct ArangeArgs {
   float fstep;
   bm_i32 is_int;
   bm_i32 pad_;
+};
+
+// uniform_<dtype> / normal_<dtype>: element i of the draw (i = index_base + the element's logical
+// row-major index in this launch) uses Philox block rng_offset + i / 4, word i % 4, under `seed`,
+// and lands at offset + sum(i_d * strides[d]). a/b: low and high - low (uniform), or mean and std
+// (normal), rounded to float on the host exactly as csrc/cpu/random.cpp rounds them.
+struct RandomArgs {
+  bm_i64 numel;       // elements in this launch
+  bm_i64 index_base;  // logical index of this launch's first element within the whole draw
+  bm_i64 offset;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 strides[BM_MAX_DIMS];
+  bm_u64 seed;
+  bm_u64 rng_offset;
+  float a;
+  float b;
+};
+
+// matmul_<dtype>: out[b] (M x N) = a[b] (M x K) @ b[b] (K x N) for every batch entry b. Element (i, j)
+// of a is at a_offset + (batch offset) + i * a_rs + j * a_cs, likewise b and out; a batch entry's
+// offset comes from decomposing its index over batch_shape (batch_ndim merged dims, possibly with
+// zero strides). a_k_fast / b_k_fast: the operand is unit-stride along K, so tile loads walk K.
+struct MatmulArgs {
+  bm_i64 M;
+  bm_i64 N;
+  bm_i64 K;
+  bm_i64 a_offset;
+  bm_i64 b_offset;
+  bm_i64 out_offset;
+  bm_i64 a_rs;
+  bm_i64 a_cs;
+  bm_i64 b_rs;
+  bm_i64 b_cs;
+  bm_i64 out_rs;
+  bm_i64 out_cs;
+  bm_i32 batch_ndim;
+  bm_i32 a_k_fast;
+  bm_i32 b_k_fast;
+  bm_i32 pad_;
+  bm_i64 batch_shape[BM_MAX_DIMS];
+  bm_i64 a_bstrides[BM_MAX_DIMS];
+  bm_i64 b_bstrides[BM_MAX_DIMS];
+  bm_i64 out_bstrides[BM_MAX_DIMS];
 };

@@ -12,7 +12,7 @@
 #define BM_PHILOX_FN inline
 typedef uint bm_u32;
 typedef ulong bm_u64;
-inline bm_u32 bm_mulhi(bm_u32 a, bm_u32 b) { return mulhi(a, b); }
+inline bm_u32 bm_mulhi(bm_u32 a, bm_u32 b) { return metal::mulhi(a, b); }
 #else
 #include <cmath>
 #include <cstdint>
