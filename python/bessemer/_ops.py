@@ -50,9 +50,12 @@ def tensor(data, dtype=None, device=None) -> Tensor:
         arr = arr.astype(np.int64)
     elif arr.dtype not in _NUMPY_TO_BM:
         raise TypeError(f"[tensor] numpy dtype {arr.dtype} is not supported")
-    if dtype is not None and dtype in _BM_TO_NUMPY and dtype != _dt.float64 and arr.dtype != _BM_TO_NUMPY[dtype]:
-        # Convert on the host when numpy can (cheaper than a device cast); bfloat16 goes via the core.
+    if dtype is not None and dtype in _BM_TO_NUMPY and arr.dtype != _BM_TO_NUMPY[dtype]:
+        # Convert on the host when numpy can (cheaper than a device cast)
         arr = arr.astype(_BM_TO_NUMPY[dtype])
+    elif dtype == _dt.bfloat16 and arr.dtype == np.float64:
+        # numpy has no bfloat16: the core casts, from float32 (float64 does not exist on Metal)
+        arr = arr.astype(np.float32)
     t = _core._from_numpy_copy(arr, device)
     return t if dtype is None else t.to(dtype)
 
