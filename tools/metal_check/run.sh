@@ -4,7 +4,7 @@
 # metal-cpp headers, which the mlx-metal macOS wheel on PyPI carries (mlx/include/metal_cpp),
 # plus the few stub system headers in stubs/. Any misuse of the metal-cpp API fails here.
 #
-# Needs: clang, python3 with pip, and Debian's libobjc-<gcc version>-dev (the Objective-C runtime
+# Needs: clang, python3 with pip and pybind11, and Debian's libobjc-<gcc version>-dev (the Objective-C runtime
 # declarations metal-cpp uses); .ci/run installs them. The wheel is downloaded once into the cache
 # directory ($METAL_CHECK_CACHE, default build/metal_check); nothing downloaded is committed.
 set -euo pipefail
@@ -68,9 +68,16 @@ ln -sfn "$objc_dir" "$cache/objc-include/objc"
 gen=$cache/generated
 "$PYTHON" "$root/csrc/metal/embed_shaders.py" -o "$gen/metal/shader_sources.h" "$root"/shaders/*.metal
 
+# The bindings have a BESSEMER_HAVE_METAL branch too; they need pybind11's and Python's headers, and
+# the macros CMake defines for the core.
+py_includes=$("$PYTHON" -c "import pybind11, sysconfig; print(pybind11.get_include()); print(sysconfig.get_paths()['include'])") ||
+  fail "pybind11 is not installed (pip install pybind11)"
+mapfile -t py_includes <<<"$py_includes"
 flags=(-fsyntax-only -fblocks -std=c++17 -DBESSEMER_HAVE_METAL
+       -DBESSEMER_VERSION='"check"' -DBESSEMER_BLAS_NAME='"check"' -DBESSEMER_BUILD_TYPE='"check"'
        -Wall -Wextra -Wno-unused-parameter -Werror
        -isystem "$here/stubs" -isystem "$cache/objc-include" -isystem "$headers"
+       -isystem "${py_includes[0]}" -isystem "${py_includes[1]}"
        -I "$root/csrc" -I "$root/shaders" -I "$gen")
 
 # ---- controls: correct calls compile, each misuse does not ----
