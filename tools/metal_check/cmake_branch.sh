@@ -5,7 +5,7 @@
 # them, installed into the `bessemer` package directory and copied beside an in-place module, and
 # that runtime_metal.cpp compiles (to an object file, with clang, the stubs and the real metal-cpp
 # headers) against the generated embedded-source header, with METAL_CPP_DIR and through the
-# FetchContent path. Called by run.sh, which passes the
+# FetchContent path; and that a machine without Xcode's Metal compiler builds without a metallib. Called by run.sh, which passes the
 # directories it prepared: cmake_branch.sh <metal-cpp headers> <objc include dir> <work dir>.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,8 +19,13 @@ headers=$(cd "$1" && pwd) objc_include=$(cd "$2" && pwd) work=$(cd "$3" && pwd)
 log=$work/xcrun.log
 cat > "$work/bin/xcrun" <<EOF
 #!/usr/bin/env bash
-# Stand-in for xcrun: record the call, write the output file named after -o.
+# Stand-in for xcrun: record the call, write the output file named after -o. While the file
+# no-metal exists it plays a machine without Xcode's Metal toolchain.
 echo "\$*" >> "$log"
+if [ "\$*" = "-sdk macosx metal --version" ]; then
+  [ -e "$work/no-metal" ] && { echo "error: cannot execute tool 'metal'" >&2; exit 1; }
+  echo "stand-in metal version"; exit 0
+fi
 out=""; prev=""
 for a in "\$@"; do [ "\$prev" = "-o" ] && out=\$a; prev=\$a; done
 [ -n "\$out" ] || { echo "xcrun stand-in: no -o" >&2; exit 1; }
@@ -69,4 +74,22 @@ find "$work/build" -name 'runtime_metal.cpp.o' | grep -q . || fail "runtime_meta
 run cmake -S "$work/project" -B "$work/build-fetch" "${gen[@]}" -DCMAKE_CXX_COMPILER="$CLANG" \
   -DBESSEMER_XCRUN="$work/bin/xcrun" -DFETCHCONTENT_SOURCE_DIR_METAL_CPP="$headers" -DBESSEMER_BUILD_PYTHON=OFF
 run cmake --build "$work/build-fetch" --target bessemer_core
+# Without the Metal compiler: a warning, no metallib (and a stale in-place one removed), the
+# runtime still built; an error instead when BESSEMER_REQUIRE_METALLIB is on.
+touch "$work/no-metal" "$work/inplace/bessemer.metallib"
+: > "$work/cmake.log"
+run cmake -S "$work/project" -B "$work/build-nometal" "${gen[@]}" -DCMAKE_CXX_COMPILER="$CLANG" \
+  -DBESSEMER_XCRUN="$work/bin/xcrun" -DMETAL_CPP_DIR="$headers" \
+  -DBESSEMER_BUILD_PYTHON=ON -DBESSEMER_INPLACE=ON -DBESSEMER_INPLACE_DIR="$work/inplace"
+grep -q "Building without bessemer.metallib" "$work/cmake.log" || fail "no warning without a Metal compiler"
+run cmake --build "$work/build-nometal"
+run cmake --install "$work/build-nometal" --prefix "$work/prefix-nometal"
+[ ! -e "$work/prefix-nometal/bessemer/bessemer.metallib" ] || fail "a metallib was installed without a Metal compiler"
+[ ! -e "$work/inplace/bessemer.metallib" ] || fail "a stale in-place bessemer.metallib was left to be loaded"
+find "$work/build-nometal" -name 'runtime_metal.cpp.o' | grep -q . || fail "runtime_metal.cpp was not compiled"
+if cmake -S "$work/project" -B "$work/build-require" "${gen[@]}" -DCMAKE_CXX_COMPILER="$CLANG" \
+    -DBESSEMER_XCRUN="$work/bin/xcrun" -DMETAL_CPP_DIR="$headers" -DBESSEMER_REQUIRE_METALLIB=ON >/dev/null 2>&1; then
+  fail "BESSEMER_REQUIRE_METALLIB=ON configured without a Metal compiler"
+fi
+
 echo "metal_check (cmake): Apple branch ok (${#shaders[@]} shaders -> bessemer.metallib, installed; runtime_metal.cpp built)"

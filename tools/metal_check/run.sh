@@ -4,9 +4,10 @@
 # metal-cpp headers, which the mlx-metal macOS wheel on PyPI carries (mlx/include/metal_cpp),
 # plus the few stub system headers in stubs/. Any misuse of the metal-cpp API fails here.
 #
-# Needs: clang, python3 with pip and pybind11, and Debian's libobjc-<gcc version>-dev (the Objective-C runtime
-# declarations metal-cpp uses); .ci/run installs them. The wheel is downloaded once into the cache
-# directory ($METAL_CHECK_CACHE, default build/metal_check); nothing downloaded is committed.
+# Needs: clang, python3 with pip and pybind11, and Debian's libobjc-<gcc version>-dev (the
+# Objective-C runtime declarations metal-cpp uses); .ci/run installs them. The wheel is downloaded
+# once into the cache directory ($METAL_CHECK_CACHE, default build/metal_check) and only its
+# headers are kept; nothing downloaded is committed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
