@@ -157,7 +157,8 @@ struct DeviceContext {
       return;
     }
     std::string dir = module_dir();
-    std::string beside = (dir.empty() ? std::string(".") : dir) + "/bessemer.metallib";
+    if (dir.empty()) dir = ".";  // dladdr failed: look in the working directory
+    std::string beside = dir + "/bessemer.metallib";
     std::string why_compile = "no bessemer.metallib beside the module in " + dir;
     if (is_file(beside)) {
       std::string why;
