@@ -15,6 +15,11 @@ PYBIND11_MODULE(_core, m) {
     d["version"] = BESSEMER_VERSION;
     d["build_type"] = BESSEMER_BUILD_TYPE;
     d["blas"] = BESSEMER_BLAS_NAME;
+#ifdef BESSEMER_HAVE_METAL
+    d["metal"] = "metal-cpp runtime (device 'metal' when a GPU is present) and the simulator";
+#else
+    d["metal"] = "simulator only (no Metal runtime in this build)";
+#endif
     d["compiler"] = __VERSION__;
     d["threads"] = bm::num_threads();
     return d;

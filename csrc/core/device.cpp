@@ -103,9 +103,17 @@ Device* get_device(const std::string& spec) {
                      "'; expected cpu, metal or metal-sim. Available devices: " + available_list());
   for (auto& d : registry().devices)
     if (d->type_name == type && d->index == index) return d.get();
-  if (type == "metal")
-    throw Error("[device] '" + spec + "' is not available: this build has no Metal runtime (Metal needs "
-                           "macOS on Apple hardware). Available devices: " + available_list());
+  if (type == "metal") {
+#ifdef BESSEMER_HAVE_METAL
+    bool have_gpu = false;
+    for (auto& d : registry().devices) have_gpu = have_gpu || d->type_name == "metal";
+    std::string why = have_gpu ? "bessemer drives only the system's default GPU, metal:0"
+                               : "Metal found no GPU on this machine";
+#else
+    std::string why = "this build has no Metal runtime (Metal needs macOS on Apple hardware)";
+#endif
+    throw Error("[device] '" + spec + "' is not available: " + why + ". Available devices: " + available_list());
+  }
   throw Error("[device] '" + spec + "' is not available. Available devices: " + available_list());
 }
 

@@ -9,6 +9,7 @@ def main() -> None:
     print(f"  build type : {info['build_type']}")
     print(f"  compiler   : {info['compiler']}")
     print(f"  BLAS       : {info['blas']}")
+    print(f"  Metal      : {info['metal']}")
     print(f"  threads    : {info['threads']}")
     print("  devices    :")
     for d in available_devices():
