@@ -277,6 +277,22 @@ def test_large_strided_ops(device):
     assert_close(bm.exp(ta.T), np.exp(a.T.astype(np.float64)), 2e-6, 1e-6)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_more_dims_than_a_kernel_takes(device):
+    # 10 dims, reversed so that none can be merged: a GPU launches them as several 8-dim slices.
+    rng = np.random.default_rng(0)
+    shape = (2, 3, 2, 1, 3, 2, 3, 2, 3, 2)
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape[::-1]).astype(np.float32)
+    perm = tuple(range(len(shape)))[::-1]
+    ta, tb = bm.tensor(a, device=device).permute(*perm), bm.tensor(b, device=device)
+    an = a.transpose(perm)
+    assert_close(ta + tb, an + b, 0, 0)
+    assert_close(bm.where(ta > tb, -ta, tb[:1]), np.where(an > b, -an, b[:1]), 0, 0)
+    assert_close(bm.clamp(ta, -0.5, 0.5), np.clip(an, -0.5, 0.5), 0, 0)
+    assert_close(bm.exp(ta), bm.exp(bm.tensor(np.ascontiguousarray(an))), 0, 0)  # the CPU's numbers
+
+
 # ---- where ----
 
 @pytest.mark.parametrize("device", DEVICES)
