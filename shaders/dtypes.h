@@ -9,3 +9,20 @@
   X(half, float16)           \
   X(bfloat, bfloat16)        \
   X(float, float32)
+
+// The same lists passing an extra argument through, X(metal type, name, A), for instantiation
+// lists that pair each op with the dtypes of its table row (csrc/core/op_table.h masks, minus
+// float64): e.g. BM_DTYPES_FLOAT(INSTANTIATE_UNARY, exp).
+#define BM_DTYPES_ALL(X, A) \
+  X(bool, bool, A)          \
+  BM_DTYPES_NUMERIC(X, A)
+#define BM_DTYPES_NUMERIC(X, A) \
+  BM_DTYPES_INT(X, A)           \
+  BM_DTYPES_FLOAT(X, A)
+#define BM_DTYPES_INT(X, A) \
+  X(int, int32, A)          \
+  X(long, int64, A)
+#define BM_DTYPES_FLOAT(X, A) \
+  X(half, float16, A)         \
+  X(bfloat, bfloat16, A)      \
+  X(float, float32, A)

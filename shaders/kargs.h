@@ -100,4 +100,23 @@ struct MatmulArgs {
   bm_i64 a_bstrides[BM_MAX_DIMS];
   bm_i64 b_bstrides[BM_MAX_DIMS];
   bm_i64 out_bstrides[BM_MAX_DIMS];
+
+// Elementwise kernels (unary.metal, binary.metal, where.metal): operand 0 is the output, operands
+// 1..n the inputs in order, all of `shape` (inputs arrive broadcast, with zero strides). Element
+// k of operand j is at offset[j] + sum(i_d * strides[j][d]). The `_1d` kernels read only
+// strides[j][0] (ndim <= 1: contiguous operands, broadcast scalars, or one strided dim).
+#define BM_EW_OPERANDS 4
+// clamp's flags: which bounds are given; NAN: a NaN bound, every result is NaN (fvalue[0] holds it).
+#define BM_CLAMP_HAS_LO 1
+#define BM_CLAMP_HAS_HI 2
+#define BM_CLAMP_NAN 4
+struct ElementwiseArgs {
+  bm_i64 numel;
+  bm_i32 ndim;
+  bm_i32 flags;  // op parameters (clamp)
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 offset[BM_EW_OPERANDS];
+  bm_i64 strides[BM_EW_OPERANDS][BM_MAX_DIMS];
+  bm_i64 ivalue[2];  // op parameters for integer dtypes (clamp bounds)
+  float fvalue[2];   // op parameters for floating dtypes, in the float32 compute type
 };

@@ -158,7 +158,8 @@ struct PowKernel {
         map1<T, T>(c, [](T a) { C x = C(a); return T(x * x); });
         return;
       }
-      map2<T, T>(c, [](T a, T b) { return T(std::pow(C(a), C(b))); });
+      // Per element too, so a tensor of 2s gives the same numbers (and Metal's pow_op agrees).
+      map2<T, T>(c, [](T a, T b) { C x = C(a), y = C(b); return T(y == C(2) ? x * x : std::pow(x, y)); });
     } else {
       no_kernel("pow");
     }

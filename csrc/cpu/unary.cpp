@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/clamp_bound.h"
 #include "cpu/elementwise.h"
 #include "cpu/kernels.h"
 
@@ -56,26 +57,6 @@ BM_UNARY(tanh, return std::tanh(x))
 // (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
 BM_UNARY(sigmoid, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x >= C(0) ? r : e * r)
 #undef BM_UNARY
-
-// A clamp bound in the compute type. Integer tensors saturate out-of-range bounds (a plain cast
-// would wrap 2**40 or turn 1e10 into INT_MIN and clamp everything to it).
-template <typename C>
-C clamp_bound(const Scalar& s) {
-  if constexpr (std::is_integral_v<C>) {
-    using lim = std::numeric_limits<C>;
-    if (s.kind == Scalar::Float) {
-      if (std::isnan(s.f)) throw ValueError("[clamp] a NaN bound needs a floating point input");
-      if (s.f <= double(lim::lowest())) return lim::lowest();
-      if (s.f >= double(lim::max())) return lim::max();
-      return C(s.f);
-    }
-    if (s.i <= int64_t(lim::lowest())) return lim::lowest();
-    if (s.i >= int64_t(lim::max())) return lim::max();
-    return C(s.i);
-  } else {
-    return s.to<C>();
-  }
-}
 
 // clamp(x, min, max) = min(max(x, lo), hi) as torch computes it: a NaN input stays NaN, a NaN
 // bound makes every result NaN, and lo > hi gives hi everywhere.

@@ -1,7 +1,157 @@
+// Elementwise ops on Metal: unary ops and clamp (shaders/unary.metal), binary ops and comparisons
+// (shaders/binary.metal), where (shaders/where.metal). One launch path serves them all: the
+// operands (already cast and broadcast by the dispatcher) are merged into launch layouts, and each
+// layout runs "<op>_1d_<dtype>" when it has at most one dim (contiguous operands and broadcast
+// scalars merge to one dim) and "<op>_strided_<dtype>" otherwise.
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "core/clamp_bound.h"
+#include "core/errors.h"
+#include "core/tensor.h"
 #include "metal/kernels.h"
 
 namespace bm::metal {
 
-void register_elementwise_kernels(MetalBackend& b) {}
+namespace {
+
+// Kernel host names per op and dtype, built once (a launch should not build strings).
+struct OpNames {
+  std::array<std::string, kNumDTypes> strided, flat;
+};
+const OpNames& names_of(OpId op) {
+  static const std::array<OpNames, kNumOps> table = [] {
+    std::array<OpNames, kNumOps> t;
+    for (int o = 0; o < kNumOps; ++o)
+      for (int d = 0; d < kNumDTypes; ++d) {
+        std::string base = op_row(OpId(o)).name;
+        t[o].strided[d] = kernel_name(base + "_strided", DType(d));
+        t[o].flat[d] = kernel_name(base + "_1d", DType(d));
+      }
+    return t;
+  }();
+  return table[int(op)];
+}
+
+// Layout fields of the argument struct: operand 0 is the first tensor given to for_each_layout.
+void set_layout(const Layout& L, ElementwiseArgs* a) {
+  a->numel = L.numel;
+  a->ndim = L.ndim;
+  for (int d = 0; d < L.ndim; ++d) a->shape[d] = L.shape[d];
+  for (size_t k = 0; k < L.offset.size(); ++k) {
+    a->offset[k] = L.offset[k];
+    for (int d = 0; d < L.ndim; ++d) a->strides[k][d] = L.strides[k][d];
+  }
+}
+
+// out = op(in...) with `params` (op parameters) for kernels instantiated for dtype `dt`. Inputs
+// are bound at buffers 0..nin-1, the output at nin, the arguments at nin+1.
+void launch(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& params) {
+  MetalBackend& be = backend_of(*c.out);
+  std::vector<const Tensor*> ts{c.out};
+  std::vector<MetalBackend::Binding> bind;
+  for (int i = 0; i < c.nin; ++i) {
+    ts.push_back(c.in[i]);
+    bind.push_back({c.in[i], uint32_t(i)});
+  }
+  bind.push_back({c.out, uint32_t(c.nin)});
+  const OpNames& names = names_of(op);
+  for_each_layout(ts, [&](const Layout& L) {
+    ElementwiseArgs a = params;
+    set_layout(L, &a);
+    const std::string& name = L.ndim <= 1 ? names.flat[int(dt)] : names.strided[int(dt)];
+    be.dispatch(name, bind, &a, sizeof(a), uint32_t(c.nin + 1), Size3{uint64_t(L.numel), 1, 1}, group_1d(L.numel));
+  });
+}
+
+// Ops without parameters; kernels are named by the input dtype (the compute dtype: comparisons
+// write bool, where's condition is bool and its values come last).
+template <OpId op>
+void elementwise_kernel(const KernelCall& c) {
+  launch(op, c.in[c.nin - 1]->dtype, c, ElementwiseArgs{});
+}
+
+// Bounds converted as the CPU converts them (core/clamp_bound.h), so both clamp to the same
+// values: floats in float32 (the compute type of every Metal float dtype), integers saturated.
+void clamp_kernel(const KernelCall& c) {
+  const OpArgs& a = *c.args;
+  const DType dt = c.out->dtype;
+  ElementwiseArgs p{};
+  p.flags = (a.has_s0 ? BM_CLAMP_HAS_LO : 0) | (a.has_s1 ? BM_CLAMP_HAS_HI : 0);
+  if (is_floating(dt)) {
+    if ((a.has_s0 && std::isnan(a.s0.f)) || (a.has_s1 && std::isnan(a.s1.f))) {
+      p.flags |= BM_CLAMP_NAN;  // torch: a NaN bound makes every result NaN
+      p.fvalue[0] = NAN;
+    } else {
+      if (a.has_s0) p.fvalue[0] = clamp_bound<float>(a.s0);
+      if (a.has_s1) p.fvalue[1] = clamp_bound<float>(a.s1);
+    }
+  } else if (dt == DType::Int32) {
+    if (a.has_s0) p.ivalue[0] = clamp_bound<int32_t>(a.s0);
+    if (a.has_s1) p.ivalue[1] = clamp_bound<int32_t>(a.s1);
+  } else {
+    if (a.has_s0) p.ivalue[0] = clamp_bound<int64_t>(a.s0);
+    if (a.has_s1) p.ivalue[1] = clamp_bound<int64_t>(a.s1);
+  }
+  launch(OpId::clamp, dt, c, p);
+}
+
+// Integer pow raises on a negative exponent before anything is written, as on the CPU. The
+// exponent lives in device memory, possibly still being produced by queued work, so the check runs
+// on the GPU in queue order: pow_check_negative sets a flag, the host waits for the queue and reads
+// the flag, and only then is pow launched. The wait makes integer pow a synchronous op; integer
+// powers are rare, and the error must surface at the call that caused it.
+void check_no_negative_exponent(const Tensor& e) {
+  MetalBackend& be = backend_of(e);
+  Tensor v = e;  // broadcast (stride-0) dims read once: `x ** -1` reads one element
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.strides[d] == 0) v.shape[d] = 1;
+  // A fresh allocation has no queued work, so the host may initialise it directly.
+  TensorPtr flag = empty_tensor({}, DType::Int32, e.device());
+  *flag->data<int32_t>() = 0;
+  const std::string name = kernel_name("pow_check_negative", e.dtype);
+  for_each_layout({&v}, [&](const Layout& L) {
+    ElementwiseArgs a{};
+    set_layout(L, &a);
+    be.dispatch(name, {{&v, 0}, {flag.get(), 1}}, &a, sizeof(a), 2, Size3{uint64_t(L.numel), 1, 1},
+                group_1d(L.numel));
+  });
+  be.synchronize();
+  if (*flag->data<int32_t>() != 0) throw ValueError("[pow] integers to negative integer powers are not allowed");
+}
+
+void pow_kernel(const KernelCall& c) {
+  const DType dt = c.out->dtype;
+  if (dt == DType::Int32 || dt == DType::Int64) check_no_negative_exponent(*c.in[1]);
+  launch(OpId::pow, dt, c, ElementwiseArgs{});
+}
+
+// Registers k for every dtype of op's table row; Metal has no float64.
+void register_row(MetalBackend& b, OpId op, Kernel k) {
+  DTypeMask m = op_row(op).dtypes;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if ((m & (1u << i)) && DType(i) != DType::Float64) b.set_kernel(op, DType(i), k);
+}
+
+}  // namespace
+
+void register_elementwise_kernels(MetalBackend& b) {
+#define BM_METAL_ELEMENTWISE(NAME) register_row(b, OpId::NAME, &elementwise_kernel<OpId::NAME>);
+  // unary.metal
+  BM_METAL_ELEMENTWISE(neg) BM_METAL_ELEMENTWISE(abs) BM_METAL_ELEMENTWISE(relu)
+  BM_METAL_ELEMENTWISE(exp) BM_METAL_ELEMENTWISE(log) BM_METAL_ELEMENTWISE(sqrt) BM_METAL_ELEMENTWISE(rsqrt)
+  BM_METAL_ELEMENTWISE(sin) BM_METAL_ELEMENTWISE(cos) BM_METAL_ELEMENTWISE(tanh) BM_METAL_ELEMENTWISE(sigmoid)
+  register_row(b, OpId::clamp, &clamp_kernel);
+  // binary.metal
+  BM_METAL_ELEMENTWISE(add) BM_METAL_ELEMENTWISE(sub) BM_METAL_ELEMENTWISE(mul) BM_METAL_ELEMENTWISE(div)
+  BM_METAL_ELEMENTWISE(maximum) BM_METAL_ELEMENTWISE(minimum)
+  BM_METAL_ELEMENTWISE(eq) BM_METAL_ELEMENTWISE(ne) BM_METAL_ELEMENTWISE(lt) BM_METAL_ELEMENTWISE(le)
+  BM_METAL_ELEMENTWISE(gt) BM_METAL_ELEMENTWISE(ge)
+  register_row(b, OpId::pow, &pow_kernel);
+  // where.metal
+  BM_METAL_ELEMENTWISE(where)
+#undef BM_METAL_ELEMENTWISE
+}
 
 }  // namespace bm::metal

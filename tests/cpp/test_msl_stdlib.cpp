@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/half.h"
 #include <metal_stdlib>
@@ -90,6 +91,10 @@ TEST_CASE("msl stdlib: swizzles read, write back, and alias safely") {
   M::uint2 u = M::as_type<M::uint2>(M::float2(1.0f, -2.0f));
   CHECK(u.x == 0x3f800000u);
   CHECK(u.y == 0xc0000000u);
+  // Scalars too (two's complement reinterpretation, used for wrapping integer arithmetic).
+  CHECK(M::as_type<int>(0xffffffffu) == -1);
+  CHECK(M::as_type<long>(M::ulong(1) << 63) == std::numeric_limits<long>::min());
+  CHECK(M::as_type<M::uint>(1.0f) == 0x3f800000u);
 }
 
 TEST_CASE("msl stdlib: vector operators and relational functions") {

@@ -245,9 +245,16 @@ inline vec<T, 3> cross(const vec<T, 3>& a, const vec<T, 3>& b) {
 }
 
 // ---- reinterpretation ----
+namespace detail {
+// A swizzle_ref (a vector-like proxy that is not a vec itself). Scalars never reach From::value_type.
+template <class From, bool = is_vec_v<From>>
+constexpr bool is_swizzle_ref_v = false;
+template <class From>
+constexpr bool is_swizzle_ref_v<From, true> = !std::is_same_v<From, vec<typename From::value_type, From::size>>;
+}  // namespace detail
 template <class To, class From>
 constexpr To as_type(const From& f) {
-  if constexpr (detail::is_vec_v<From> && !std::is_same_v<From, vec<typename From::value_type, From::size>>) {
+  if constexpr (detail::is_swizzle_ref_v<From>) {
     return as_type<To>(vec<typename From::value_type, From::size>(f));  // a swizzle_ref: its values
   } else {
     static_assert(sizeof(To) == sizeof(From), "as_type<> needs types of the same size");

@@ -1,0 +1,163 @@
+// Binary elementwise kernels: add sub mul div pow maximum minimum, and the comparisons eq ne lt le
+// gt ge (bool output). The dispatcher has cast both inputs to the promoted dtype and broadcast them
+// to the output shape. Each op is a functor computing exactly what csrc/cpu/binary.cpp computes;
+// float16/bfloat16 compute in float32 and round once on store.
+//
+// Adding an op: one functor below and one line in BM_ARITH_OPS or BM_COMPARE_OPS at the end.
+#include <metal_stdlib>
+#include "dtypes.h"
+#include "elementwise.h"
+using namespace metal;
+
+// ---- functors: static R apply(C a, C b), C = bm_compute<T>::type ----
+// Integer add/sub/mul wrap around like torch; bool + is or, bool * is and (torch).
+
+struct add_op {
+  static bool apply(bool a, bool b) { return a || b; }
+  static int apply(int a, int b) { return bm_wrap(uint(a) + uint(b)); }
+  static long apply(long a, long b) { return bm_wrap(ulong(a) + ulong(b)); }
+  static float apply(float a, float b) { return a + b; }
+};
+struct sub_op {
+  static int apply(int a, int b) { return bm_wrap(uint(a) - uint(b)); }
+  static long apply(long a, long b) { return bm_wrap(ulong(a) - ulong(b)); }
+  static float apply(float a, float b) { return a - b; }
+};
+struct mul_op {
+  static bool apply(bool a, bool b) { return a && b; }
+  static int apply(int a, int b) { return bm_wrap(uint(a) * uint(b)); }
+  static long apply(long a, long b) { return bm_wrap(ulong(a) * ulong(b)); }
+  static float apply(float a, float b) { return a * b; }
+};
+struct div_op {
+  static float apply(float a, float b) { return a / b; }
+};
+
+// Integer power by repeated squaring, wrapping like torch's integer multiply. The host has checked
+// that no exponent is negative (pow_check_negative below) before launching.
+template <typename U>
+inline U bm_int_pow(U base, U e) {
+  U r = 1;
+  for (; e != 0; e >>= 1) {
+    if (e & 1) r *= base;
+    base *= base;
+  }
+  return r;
+}
+struct pow_op {
+  static int apply(int a, int b) { return bm_wrap(bm_int_pow(uint(a), uint(b))); }
+  static long apply(long a, long b) { return bm_wrap(bm_int_pow(ulong(a), ulong(b))); }
+  // x ** 2 (squares in losses and norms) is a multiply: correctly rounded, as on the CPU.
+  static float apply(float a, float b) { return b == 2.0f ? a * a : precise::pow(a, b); }
+};
+
+// A NaN on either side gives NaN (MSL's fmax/fmin would drop it); otherwise the CPU's choice,
+// which keeps torch's sign of zero (maximum(-0., 0.) == -0.).
+struct maximum_op {
+  static bool apply(bool a, bool b) { return a || b; }
+  template <typename C>
+  static C apply(C a, C b) { return a < b ? b : a; }
+  static float apply(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a < b ? b : a; }
+};
+struct minimum_op {
+  static bool apply(bool a, bool b) { return a && b; }
+  template <typename C>
+  static C apply(C a, C b) { return b < a ? b : a; }
+  static float apply(float a, float b) { return isnan(a) ? a : isnan(b) ? b : b < a ? b : a; }
+};
+
+struct eq_op {
+  template <typename C> static bool apply(C a, C b) { return a == b; }
+};
+struct ne_op {
+  template <typename C> static bool apply(C a, C b) { return a != b; }
+};
+struct lt_op {
+  template <typename C> static bool apply(C a, C b) { return a < b; }
+};
+struct le_op {
+  template <typename C> static bool apply(C a, C b) { return a <= b; }
+};
+struct gt_op {
+  template <typename C> static bool apply(C a, C b) { return a > b; }
+};
+struct ge_op {
+  template <typename C> static bool apply(C a, C b) { return a >= b; }
+};
+
+// ---- kernels: a buffer(0), b buffer(1), out buffer(2), args buffer(3); one thread per element.
+// R is the output element type: T, or bool for comparisons. ----
+
+// Any layout of up to BM_MAX_DIMS dims (operand 0 = out, 1 = a, 2 = b).
+template <typename T, typename R, typename Op>
+kernel void binary_strided(device const T* a [[buffer(0)]],
+                           device const T* b [[buffer(1)]],
+                           device R* out [[buffer(2)]],
+                           constant ElementwiseArgs& args [[buffer(3)]],
+                           uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= args.numel) return;
+  typedef typename bm_compute<T>::type C;
+  bm_offsets o = bm_strided_offsets(args, gid, 3);
+  out[o.v[0]] = R(Op::apply(C(a[o.v[1]]), C(b[o.v[2]])));
+}
+
+// The fast path: ndim <= 1 (contiguous operands, broadcast scalars such as the 2 in `x + 2`, or a
+// single strided dim).
+template <typename T, typename R, typename Op>
+kernel void binary_1d(device const T* a [[buffer(0)]],
+                      device const T* b [[buffer(1)]],
+                      device R* out [[buffer(2)]],
+                      constant ElementwiseArgs& args [[buffer(3)]],
+                      uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= args.numel) return;
+  typedef typename bm_compute<T>::type C;
+  out[bm_1d_offset(args, gid, 0)] = R(Op::apply(C(a[bm_1d_offset(args, gid, 1)]), C(b[bm_1d_offset(args, gid, 2)])));
+}
+
+// Integer pow's error check, run (and waited for) before the pow launch: sets *flag when any
+// exponent in the launch's layout is negative (operand 0 = the exponent; the host collapses its
+// broadcast dims so each distinct element is read once).
+template <typename T>
+kernel void pow_check_negative(device const T* e [[buffer(0)]],
+                               device atomic_int* flag [[buffer(1)]],
+                               constant ElementwiseArgs& args [[buffer(2)]],
+                               uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= args.numel) return;
+  bm_offsets o = bm_strided_offsets(args, gid, 1);
+  if (e[o.v[0]] < T(0)) atomic_store_explicit(flag, 1, memory_order_relaxed);
+}
+
+// ---- instantiations: "<op>_strided_<dtype>", "<op>_1d_<dtype>" for the dtypes of each op's row ----
+
+#define BM_ARITH_OPS(X) \
+  X(add, ALL)           \
+  X(sub, NUMERIC)       \
+  X(mul, ALL)           \
+  X(div, FLOAT)         \
+  X(pow, NUMERIC)       \
+  X(maximum, ALL)       \
+  X(minimum, ALL)
+#define BM_COMPARE_OPS(X) \
+  X(eq, ALL)              \
+  X(ne, ALL)              \
+  X(lt, ALL)              \
+  X(le, ALL)              \
+  X(gt, ALL)              \
+  X(ge, ALL)
+
+#define BM_BINARY_INSTANTIATE(T, R, NAME, OP)                                                      \
+  template [[host_name(#OP "_strided_" #NAME)]] [[kernel]] decltype(binary_strided<T, R, OP##_op>) \
+      binary_strided<T, R, OP##_op>;                                                               \
+  template [[host_name(#OP "_1d_" #NAME)]] [[kernel]] decltype(binary_1d<T, R, OP##_op>)           \
+      binary_1d<T, R, OP##_op>;
+#define BM_ARITH_INSTANTIATE(T, NAME, OP) BM_BINARY_INSTANTIATE(T, T, NAME, OP)
+#define BM_COMPARE_INSTANTIATE(T, NAME, OP) BM_BINARY_INSTANTIATE(T, bool, NAME, OP)
+#define BM_ARITH_OP(OP, DTYPES) BM_DTYPES_##DTYPES(BM_ARITH_INSTANTIATE, OP)
+#define BM_COMPARE_OP(OP, DTYPES) BM_DTYPES_##DTYPES(BM_COMPARE_INSTANTIATE, OP)
+BM_ARITH_OPS(BM_ARITH_OP)
+BM_COMPARE_OPS(BM_COMPARE_OP)
+
+#define BM_POW_CHECK_INSTANTIATE(T, NAME, UNUSED)                                             \
+  template [[host_name("pow_check_negative_" #NAME)]] [[kernel]] decltype(pow_check_negative<T>) \
+      pow_check_negative<T>;
+BM_DTYPES_INT(BM_POW_CHECK_INSTANTIATE, _)

@@ -1,0 +1,39 @@
+// Helpers shared by the elementwise shaders (unary.metal, binary.metal, where.metal): the compute
+// type, operand offsets for the strided and 1-d kernels, and wrapping integer arithmetic.
+#pragma once
+#include "kargs.h"
+
+// Arithmetic runs in float32 for the 16-bit float types (rounded once on store, as the CPU
+// backend does), in the element type otherwise.
+template <typename T> struct bm_compute { typedef T type; };
+template <> struct bm_compute<half> { typedef float type; };
+template <> struct bm_compute<bfloat> { typedef float type; };
+
+// Element offsets of the first n operands for linear index i, row-major over args.shape. The
+// index math is 32-bit (a launch has fewer than 2^32 threads; 64-bit division is slow on GPUs),
+// offsets are 64-bit.
+struct bm_offsets {
+  long v[BM_EW_OPERANDS];
+};
+inline bm_offsets bm_strided_offsets(constant ElementwiseArgs& args, uint i, int n) {
+  bm_offsets o;
+  for (int k = 0; k < n; ++k) o.v[k] = args.offset[k];
+  for (int d = args.ndim - 1; d >= 0; --d) {
+    uint size = uint(args.shape[d]);
+    uint q = i / size;
+    long r = long(i - q * size);
+    i = q;
+    for (int k = 0; k < n; ++k) o.v[k] += r * args.strides[k][d];
+  }
+  return o;
+}
+
+// Operand k's offset in a launch with ndim <= 1 (contiguous, broadcast scalar or one stride).
+inline long bm_1d_offset(constant ElementwiseArgs& args, uint i, int k) {
+  return args.offset[k] + long(i) * args.strides[k][0];
+}
+
+// Integers wrap around like torch's (two's complement): compute on the unsigned type and
+// reinterpret, never overflowing a signed type.
+inline int bm_wrap(uint x) { return metal::as_type<int>(x); }
+inline long bm_wrap(ulong x) { return metal::as_type<long>(x); }
