@@ -100,6 +100,7 @@ struct MatmulArgs {
   bm_i64 a_bstrides[BM_MAX_DIMS];
   bm_i64 b_bstrides[BM_MAX_DIMS];
   bm_i64 out_bstrides[BM_MAX_DIMS];
+};
 
 // Elementwise kernels (unary.metal, binary.metal, where.metal): operand 0 is the output, operands
 // 1..n the inputs in order, all of `shape` (inputs arrive broadcast, with zero strides). Element
