@@ -1,8 +1,9 @@
 """Every row of op_cases.CASES x device x layout x dtype, against NumPy."""
 
+import numpy as np
 import pytest
 
-from harness import DEVICES, LAYOUTS, TOL, check_op, dtypes_on
+from harness import DEVICES, LAYOUTS, TOL, check_op, dtypes_on, make_input
 from op_cases import CASES, expected_dtype
 
 PARAMS = [
@@ -17,6 +18,12 @@ PARAMS = [
 @pytest.mark.parametrize("case,device,layout,dtype", PARAMS)
 def test_op(case, device, layout, dtype):
     shapes = [case.shape] * case.nin
+    if layout in case.raises:  # e.g. a dim out of range for a 0-d input, amax over an empty dim
+        rng = np.random.default_rng(0)
+        inputs = [make_input(s, dtype, device, layout, rng, case.domain)[0] for s in shapes]
+        with pytest.raises(case.raises[layout]):
+            case.ours(*inputs)
+        return
     want = expected_dtype(case, dtype)
     rtol, atol = case.tol if case.tol else TOL[want]
     check_op(shapes, case.reference, case.ours, atol, rtol, dtype=dtype, device=device, layout=layout,
