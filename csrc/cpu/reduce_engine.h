@@ -24,6 +24,9 @@ constexpr int64_t kReduceGrain = 32768;  // elements per task before another thr
 constexpr int64_t kSegment = 4096;       // inner mode: run pieces reduced as one unit
 constexpr int64_t kRowBlock = 64;        // column mode: rows per block before joining the total
 constexpr int64_t kColBlock = 65536;     // column mode: outputs handled together (at most)
+// Software prefetch distance for streaming loops. The hardware prefetcher alone leaves column-mode
+// sums ~40% slower than a plain read of the same bytes; asking 16 KB ahead closes the gap.
+constexpr int64_t kPrefetchBytes = 16384;
 
 // Pairwise reduction of ld(i0) .. ld(i0 + n - 1): leaves of up to kLeaf elements go to K
 // accumulators (element i to accumulator i % K), which are then combined as a binary tree.
@@ -69,8 +72,11 @@ S tree_reduce_contig(const S* x, int64_t n, S id, const Comb& comb) {
     V acc[NV];
     for (int v = 0; v < NV; ++v) acc[v] = vsplat(id);
     int64_t i = 0;
-    for (; i + K <= n; i += K)
+    for (; i + K <= n; i += K) {
+      for (int b = 0; b < K * int(sizeof(S)); b += 64)
+        __builtin_prefetch(reinterpret_cast<const char*>(x + i) + b + kPrefetchBytes);
       for (int v = 0; v < NV; ++v) acc[v] = comb(acc[v], vload<S>(x + i + v * L));
+    }
     if (i < n) {  // the tail, padded with the identity
       S tail[K];
       for (int k = 0; k < K; ++k) tail[k] = i + k < n ? x[i + k] : id;
@@ -140,17 +146,20 @@ typename Op::State reduce_run(const Op& op, const char* p, int64_t st, int64_t n
 template <typename T, typename Op>
 void reduce_cols(const Op& op, typename Op::State* acc, const char* p, int64_t st, int64_t w, int64_t m0) {
   using S = typename Op::State;
+  int64_t j = 0;
   if (st == int64_t(sizeof(T))) {
-    int64_t j = 0;
     if constexpr (kVectorOp<T, Op>) {
       constexpr int L = kLanes<S>;
+      constexpr int64_t kLine = 64 / sizeof(S);  // elements per cache line
+      for (; j + kLine <= w; j += kLine) {
+        __builtin_prefetch(p + j * sizeof(T) + kPrefetchBytes);
+        for (int64_t u = 0; u < kLine; u += L)
+          vstore<S>(acc + j + u, Op::comb(vload<S>(acc + j + u), vload<S>(p + (j + u) * sizeof(T))));
+      }
       for (; j + L <= w; j += L) vstore<S>(acc + j, Op::comb(vload<S>(acc + j), vload<S>(p + j * sizeof(T))));
     }
-    const T* x = reinterpret_cast<const T*>(p);
-    for (; j < w; ++j) acc[j] = Op::comb(acc[j], op.load(x[j], m0 + j));
-  } else {
-    for (int64_t j = 0; j < w; ++j) acc[j] = Op::comb(acc[j], op.load(*reinterpret_cast<const T*>(p + j * st), m0 + j));
   }
+  for (; j < w; ++j) acc[j] = Op::comb(acc[j], op.load(*reinterpret_cast<const T*>(p + j * st), m0 + j));
 }
 
 template <typename T, typename Op>
