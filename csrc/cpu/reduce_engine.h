@@ -30,12 +30,15 @@ constexpr int64_t kPrefetchBytes = 16384;
 
 // Pairwise reduction of ld(i0) .. ld(i0 + n - 1): leaves of up to kLeaf elements go to K
 // accumulators (element i to accumulator i % K), which are then combined as a binary tree.
-constexpr int kTreeK = 16;
+// K = eight 16-byte vectors of S: enough independent chains to hide the latency of a
+// compare-and-select max, few enough to stay in registers.
+template <typename S>
+constexpr int kTreeK = kLanes<S> > 1 ? (8 * kLanes<S> < 64 ? 8 * kLanes<S> : 64) : 16;
 constexpr int64_t kLeaf = 256;
 
 template <typename State, typename Ld, typename Comb>
 State tree_reduce(const Ld& ld, int64_t i0, int64_t n, State id, const Comb& comb) {
-  constexpr int K = kTreeK;
+  constexpr int K = kTreeK<State>;
   if (n > kLeaf) {
     // Left half first (named, since argument order is unspecified): memory is read forwards.
     const int64_t h = (n / 2) & ~int64_t(K - 1);
@@ -58,7 +61,7 @@ State tree_reduce(const Ld& ld, int64_t i0, int64_t n, State id, const Comb& com
 // comb must accept both S and vec_t<S>.
 template <typename S, typename Comb>
 S tree_reduce_contig(const S* x, int64_t n, S id, const Comb& comb) {
-  constexpr int K = kTreeK, L = kLanes<S>;
+  constexpr int K = kTreeK<S>, L = kLanes<S>;
   if constexpr (L == 1) {
     return tree_reduce<S>([x](int64_t i) { return x[i]; }, 0, n, id, comb);
   } else {
