@@ -114,7 +114,8 @@ struct Arg {
     Odometer ko(p.kept);
     for (int64_t m = 0; m < p.n_out; ++m, ko.next()) {
       parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-        for (int64_t c = b; c < e; ++c) parts[c] = partial(p.in + ko.in_off, runs * c / chunks, runs * (c + 1) / chunks);
+        for (int64_t c = b; c < e; ++c)
+          parts[c] = partial(p.in + ko.in_off, runs * c / chunks, runs * (c + 1) / chunks);
       });
       Best b = parts[0];
       for (int64_t c = 1; c < chunks; ++c)

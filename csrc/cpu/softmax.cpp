@@ -57,8 +57,10 @@ struct Softmax {
     }
     if (merged.empty()) merged.push_back({1, 0, 0});
     const RDim& inner = merged.back();
-    if (L > 1 && inner.size > 1 && std::llabs(inner.in_st) < std::llabs(sx)) column_mode(x.bytes(), o.bytes(), merged, L, sx, so);
-    else row_mode(x.bytes(), o.bytes(), merged, L, sx, so);
+    if (L > 1 && inner.size > 1 && std::llabs(inner.in_st) < std::llabs(sx))
+      column_mode(x.bytes(), o.bytes(), merged, L, sx, so);
+    else
+      row_mode(x.bytes(), o.bytes(), merged, L, sx, so);
   }
 
   static void row_mode(const char* in, char* out, const std::vector<RDim>& rows, int64_t L, int64_t sx, int64_t so) {
@@ -111,36 +113,65 @@ struct Softmax {
     });
   }
 
+  // A block of wb slices is gathered into buf (L x wb, contiguous A), so every pass below is a
+  // unit-stride loop over the block that the compiler vectorises.
   static void column_mode(const char* in, char* out, const std::vector<RDim>& rows, int64_t L, int64_t sx, int64_t so) {
     const RDim& ki = rows.back();
     const std::vector<RDim> outer(rows.begin(), rows.end() - 1);
     const int64_t W = ki.size, MO = [&] { int64_t m = 1; for (const RDim& d : outer) m *= d.size; return m; }();
-    const int64_t wb = std::min<int64_t>(W, 256), nblk = (W + wb - 1) / wb;
+    const int64_t wb = std::min<int64_t>(W, std::max<int64_t>(16, std::min<int64_t>(256, 65536 / L)));
+    const int64_t nblk = (W + wb - 1) / wb;
+    const bool unit_in = ki.in_st == int64_t(sizeof(T)), unit_out = ki.out_st == int64_t(sizeof(T));
     parallel_for(0, MO * nblk, std::max<int64_t>(1, kReduceGrain / (4 * L * wb)), [&](int64_t b, int64_t e) {
-      std::vector<A> mx(static_cast<size_t>(wb)), sum(static_cast<size_t>(wb)), blk(static_cast<size_t>(wb));
+      std::vector<A> buf(static_cast<size_t>(L * wb)), mx(static_cast<size_t>(wb)), sum(static_cast<size_t>(wb)),
+          blk(static_cast<size_t>(wb));
       Odometer od(outer);
       for (int64_t it = b; it < e; ++it) {
         const int64_t j0 = (it % nblk) * wb, w = std::min(wb, W - j0);
         od.seek(it / nblk);
         const char* xi = in + od.in_off + j0 * ki.in_st;
         char* yo = out + od.out_off + j0 * ki.out_st;
-        for (int64_t j = 0; j < w; ++j) mx[j] = load(xi + j * ki.in_st);
-        for (int64_t k = 1; k < L; ++k)
-          for (int64_t j = 0; j < w; ++j) mx[j] = max_nan(mx[j], load(xi + k * sx + j * ki.in_st));
-        // exp-sums in blocks of kRowBlock slices, for accuracy on long dims
+        for (int64_t k = 0; k < L; ++k) {
+          A* v = buf.data() + k * wb;
+          const char* row = xi + k * sx;
+          if (unit_in) {
+            const T* xp = reinterpret_cast<const T*>(row);
+            for (int64_t j = 0; j < w; ++j) v[j] = A(xp[j]);
+          } else {
+            for (int64_t j = 0; j < w; ++j) v[j] = load(row + j * ki.in_st);
+          }
+        }
+        std::copy(buf.begin(), buf.begin() + w, mx.begin());
+        for (int64_t k = 1; k < L; ++k) {
+          const A* v = buf.data() + k * wb;
+          for (int64_t j = 0; j < w; ++j) mx[j] = max_nan(mx[j], v[j]);
+        }
+        // exp-sums in blocks of kRowBlock slices, for accuracy on long dims; softmax keeps the exps
         std::fill(sum.begin(), sum.end(), A(0));
         for (int64_t k0 = 0; k0 < L; k0 += kRowBlock) {
           std::fill(blk.begin(), blk.end(), A(0));
-          for (int64_t k = k0; k < std::min(L, k0 + kRowBlock); ++k)
-            for (int64_t j = 0; j < w; ++j) blk[j] += ex(load(xi + k * sx + j * ki.in_st) - mx[j]);
+          for (int64_t k = k0; k < std::min(L, k0 + kRowBlock); ++k) {
+            A* v = buf.data() + k * wb;
+            for (int64_t j = 0; j < w; ++j) {
+              const A ev = ex(v[j] - mx[j]);
+              blk[j] += ev;
+              if constexpr (!kLog) v[j] = ev;
+            }
+          }
           for (int64_t j = 0; j < w; ++j) sum[j] += blk[j];
         }
         for (int64_t j = 0; j < w; ++j) sum[j] = kLog ? std::log(sum[j]) : A(1) / sum[j];
-        for (int64_t k = 0; k < L; ++k)
-          for (int64_t j = 0; j < w; ++j) {
-            A v = load(xi + k * sx + j * ki.in_st) - mx[j];
-            put(yo + k * so + j * ki.out_st, kLog ? v - sum[j] : ex(v) * sum[j]);
+        for (int64_t k = 0; k < L; ++k) {
+          A* v = buf.data() + k * wb;
+          for (int64_t j = 0; j < w; ++j) v[j] = kLog ? (v[j] - mx[j]) - sum[j] : v[j] * sum[j];
+          char* row = yo + k * so;
+          if (unit_out) {
+            T* yp = reinterpret_cast<T*>(row);
+            for (int64_t j = 0; j < w; ++j) yp[j] = T(v[j]);
+          } else {
+            for (int64_t j = 0; j < w; ++j) put(row + j * ki.out_st, v[j]);
           }
+        }
       }
     });
   }
