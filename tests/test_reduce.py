@@ -292,17 +292,26 @@ def test_argmax_long_runs_split_across_threads():
     assert bm.tensor(col).argmax(0).tolist() == [0, 50_000]
 
 
-def test_results_do_not_depend_on_thread_count_for_exact_ops():
-    a = RNG.standard_normal((2000, 3000)).astype(np.float32)
+@pytest.mark.parametrize("shape", [(2000, 3000), (3, 400_000), (400_000, 3), (2_000_000,)])
+def test_results_do_not_depend_on_thread_count(shape):
+    # Reductions are cut into pieces independently of the thread count: same bits for 1, 2, 3 threads.
+    a = RNG.standard_normal(shape).astype(np.float32)
     x = bm.tensor(a)
+    views = [x] if len(shape) == 1 else [x, x.T]
     before = bm.get_num_threads()
     try:
         got = []
-        for n in (1, 2):
+        for n in (1, 2, 3):
             bm.set_num_threads(n)
-            got.append([x.amax(0).numpy(), x.argmax(1).numpy(), x.T.argmin(1).numpy(), x.amin().item()])
-        for u, v in zip(*got):
-            assert np.array_equal(u, v)
+            res = []
+            for v in views:
+                for d in range(v.ndim):
+                    res += [v.sum(d), v.var(d), v.amax(d), v.argmax(d), bm.softmax(v, d)]
+                res += [v.sum(), v.mean(), v.argmin()]
+            got.append([r.numpy() for r in res])
+        for other in got[1:]:
+            for u, v in zip(got[0], other):
+                assert np.array_equal(u, v, equal_nan=True)
     finally:
         bm.set_num_threads(before)
 
