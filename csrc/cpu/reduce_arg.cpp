@@ -37,12 +37,15 @@ struct Arg {
     const bool nan = v != v;
     int64_t k = 0;
     if constexpr (kLanes<V> > 1) {
+      // four vectors per test: one branch per 64 bytes
       constexpr int L = kLanes<V>;
       const vec_t<V> vv = vsplat(v);
-      for (; k + L <= n; k += L) {
-        const vec_t<V> xv = vload<V>(x + k);
-        if (nan ? vany(xv != xv) : vany(xv == vv)) break;
-      }
+      auto hit = [&](int64_t i) {
+        const vec_t<V> xv = vload<V>(x + i);
+        return nan ? (xv != xv) : (xv == vv);
+      };
+      for (; k + 4 * L <= n; k += 4 * L)
+        if (vany(hit(k) | hit(k + L) | hit(k + 2 * L) | hit(k + 3 * L))) break;
     }
     while (nan ? !(x[k] != x[k]) : !(x[k] == v)) ++k;
     return k;
