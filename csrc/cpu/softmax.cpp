@@ -91,9 +91,12 @@ struct Softmax {
           }
         }
         const A mx = tree_reduce_contig<A>(v, L, v[0], mxc);
-        if constexpr (std::is_same_v<A, float>) exp_shifted_f32(v, mx, y, L);
-        else for (int64_t i = 0; i < L; ++i) y[i] = ex(v[i] - mx);
-        const A s = tree_reduce_contig<A>(y, L, A(0), add);
+        // softmax keeps exp(x - max) in y; log_softmax only needs their sum (scratch, so that an
+        // output sharing memory with the input still reads x below)
+        A* ex_to = kLog && direct_out ? buf.data() + L : y;
+        if constexpr (std::is_same_v<A, float>) exp_shifted_f32(v, mx, ex_to, L);
+        else for (int64_t i = 0; i < L; ++i) ex_to[i] = ex(v[i] - mx);
+        const A s = tree_reduce_contig<A>(ex_to, L, A(0), add);
         if constexpr (kLog) {
           const A ls = std::log(s);
           for (int64_t i = 0; i < L; ++i) y[i] = (v[i] - mx) - ls;
