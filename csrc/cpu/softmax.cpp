@@ -1,11 +1,14 @@
 // softmax and log_softmax along args->dim, any strides.
 //
 // Numerically stable: every slice subtracts its maximum before exp, so large logits cannot
-// overflow; half types compute in float32 and round once on store. The exp-sum is pairwise.
-// Row mode (the softmax dim has the smallest input stride): each slice is gathered into a buffer
-// of acc_t and done there, slices in parallel. Column mode (another dim is closer in memory):
-// blocks of slices advance together along the softmax dim, so inner loops still walk memory.
+// overflow; half types compute in float32 and round once on store. The exp-sum is pairwise, and
+// exp itself is exp_f32 (vectorised, AVX2 / AVX-512 where present, same bits everywhere).
+// Row mode (the softmax dim has the smallest input stride): slices in parallel, each worked on in
+// place when contiguous float/double, else through a buffer of acc_t. Column mode (another dim is
+// closer in memory): blocks of slices are gathered side by side so every pass is a unit-stride loop.
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
