@@ -68,6 +68,12 @@ def test_max_min_forms():
         assert i.tolist() == it.tolist()
     with pytest.raises(TypeError):
         x.max((0, 1))  # torch: max takes one dim; amax takes several
+    b = a > 0
+    xb, tb = both(b)
+    for fn in ("max", "min"):
+        r, rt = getattr(xb, fn)(1), getattr(tb, fn)(1)
+        assert r.values.dtype == bm.bool and r.values.tolist() == rt.values.tolist()
+        assert r.indices.tolist() == rt.indices.tolist()
     close(x.amax((0, 1)), t.amax((0, 1)))
     close(bm.amin(x, 0, True), torch.amin(t, 0, True))
 

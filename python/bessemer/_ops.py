@@ -134,7 +134,9 @@ def _max_min(input, dim, keepdim, other, reduce_op, arg_op, binary_op):
         # as torch: max/min take one dim (amax/amin take several)
         raise TypeError(f"[{reduce_op[1:]}] dim must be an int, got {type(dim).__name__}; "
                         f"use {reduce_op}(x, dim=...) to reduce over several dims")
-    return values_indices(input._reduce(reduce_op, [dim], keepdim), _core.arg_reduce(input, arg_op, dim, keepdim))
+    # torch's max(dim) accepts bool (argmax alone does not): find the indices on 0/1 integers
+    src = input.to(_dt.int32) if input.dtype == _dt.bool else input
+    return values_indices(input._reduce(reduce_op, [dim], keepdim), _core.arg_reduce(src, arg_op, dim, keepdim))
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
