@@ -217,6 +217,19 @@ def test_long_float32_sum_is_pairwise(n):
     assert abs(bm.tensor(a).mean().item() - exact / n) / (exact / n) < 2e-6
 
 
+def test_contiguous_and_strided_runs_sum_in_the_same_order():
+    # The vectorised contiguous loop and the scalar strided loop combine in the same order.
+    for n in (1, 17, 256, 1000, 70_001):
+        a = RNG.standard_normal(n).astype(np.float32) * 1e3
+        spread = np.zeros(2 * n, np.float32)
+        spread[::2] = a
+        x, xs = bm.tensor(a), bm.tensor(spread)[::2]
+        assert x.sum().item() == xs.sum().item()
+        assert x.amax().item() == xs.amax().item()
+        d = a.astype(np.float64)
+        assert bm.tensor(d).sum().item() == bm.tensor(np.repeat(d, 2))[::2].sum().item()
+
+
 def test_long_column_sums_are_blocked():
     a = RNG.random((200_000, 8), dtype=np.float32)
     exact = a.astype(np.float64).sum(0)
