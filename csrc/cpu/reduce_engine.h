@@ -1,8 +1,11 @@
 // The loops behind sum / mean / var / amax / amin (reduce.cpp). An op supplies
 //   State                      accumulator (float for half types)
 //   State identity() const     neutral element
-//   static State comb(a, b)    combine two partial states (associative up to rounding)
+//   static comb(a, b)          combine two partial states (associative up to rounding); a
+//                              template when kPlainLoad, so it also combines vec_t<State> lanes
 //   State load(T x, m) const   one element as a state; m = linear output index (var uses it)
+//   kPlainLoad                 load is a plain conversion: contiguous runs may skip it and
+//                              combine raw 16-byte vectors of T
 //   void store(char* o, State s, m) const   write the result of output m
 // and run_reduce() applies it to a ReducePlan, in inner or column mode, on every core.
 //
