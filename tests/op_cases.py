@@ -7,6 +7,7 @@ inputs, dtypes, input domain, and the expected output dtype rule.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -57,6 +58,113 @@ def expected_dtype(case: Case, dtype):
 def f64(fn):
     """The reference computed in float64 (numpy would compute exp(bool) in float16)."""
     return lambda *xs: fn(*[np.asarray(x, dtype=np.float64) for x in xs])
+
+
+# ---- reductions and softmax ----
+# Each reduction row runs over dims None / 0 / -1 / (0, 1) / (0, 2) with keepdim False and True.
+# The harness's "0d" layout gives a 0-d tensor, which accepts dim 0 and -1 only (as in torch), and
+# its "empty" layout has a last dim of size 0, over which amax/argmax-style ops raise ValueError.
+
+def _axis(x: np.ndarray, dims):
+    """numpy axis for torch dims: a 0-d array takes dim 0 / -1 as 'all'."""
+    if dims is None or x.ndim == 0:
+        return None
+    return dims
+
+
+def _quiet(fn):
+    """numpy warns on empty reductions (nan results); torch and bessemer do not."""
+    def wrapped(*a):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*a)
+    return wrapped
+
+
+def _dims_id(dims, keepdim):
+    d = "all" if dims is None else "_".join(str(x) for x in dims) if isinstance(dims, tuple) else str(dims)
+    return f"dim{d}" + ("_keep" if keepdim else "")
+
+
+REDUCE_DIMS = [(None, (3, 4)), (0, (3, 4)), (-1, (3, 4)), ((0, 1), (3, 4)), ((0, 2), (3, 4, 5))]
+
+
+def _reduce_raises(dims, shape, empty_raises):
+    """Layouts where `ours` must raise: dims past 0/-1 on a 0-d input; an empty reduced dim."""
+    r = {}
+    ds = (dims,) if isinstance(dims, int) else dims
+    if ds is not None and any(d not in (0, -1) for d in ds):
+        r["0d"] = IndexError
+    if empty_raises and (ds is None or any(d % len(shape) == len(shape) - 1 for d in ds)):
+        r["empty"] = ValueError  # the "empty" layout's last dim has size 0
+    return r
+
+
+def _reduce_rows(name, ours, reference, dtypes, out, empty_raises=False, dims_list=None):
+    rows = []
+    for dims, shape in dims_list or REDUCE_DIMS:
+        for keep in (False, True):
+            rows.append(Case(
+                name,
+                (lambda d, k: lambda x: ours(x, d, k))(dims, keep),
+                _quiet((lambda d, k: lambda x: reference(x, axis=_axis(x, d), keepdims=k))(dims, keep)),
+                dtypes=list(dtypes), out=out, shape=shape, variant=_dims_id(dims, keep),
+                errors=_reduce_raises(dims, shape, empty_raises)))
+    return rows
+
+
+def _np_var(correction):
+    return lambda x, axis, keepdims: np.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
+# argmax/argmin take one dim or None (the flattened tensor; keepdim then keeps every dim as size 1,
+# as numpy's keepdims does)
+ARG_DIMS = [(None, (3, 4)), (0, (3, 4)), (-1, (3, 4)), (1, (3, 4, 5))]
+
+
+def _softmax_ref(log):
+    def ref(x, dim):
+        if x.size == 0:
+            return x
+        ax = None if x.ndim == 0 else dim
+        m = np.max(x, axis=ax, keepdims=True)
+        e = np.exp(x - m)
+        s = np.sum(e, axis=ax, keepdims=True)
+        return (x - m) - np.log(s) if log else e / s
+    return ref
+
+
+def _softmax_rows(name, fn, log):
+    rows = []
+    for dim, shape in [(-1, (3, 4)), (0, (3, 4)), (1, (3, 4, 5)), (0, (2, 3, 4))]:
+        rows.append(Case(
+            name, (lambda d: lambda x: fn(x, d))(dim), (lambda d: lambda x: _softmax_ref(log)(x, d))(dim),
+            dtypes=list(FLOATS), shape=shape, variant=f"dim{dim}_{len(shape)}d",
+            errors={"0d": IndexError} if dim not in (0, -1) else {}))
+    return rows
+
+
+REDUCE_CASES: list[Case] = [
+    *_reduce_rows("sum", lambda x, d, k: x.sum(dim=d, keepdim=k), np.sum, ALL_DTYPES, "sum"),
+    *_reduce_rows("mean", lambda x, d, k: x.mean(dim=d, keepdim=k), np.mean, FLOATS, "same"),
+    *_reduce_rows("var", lambda x, d, k: x.var(dim=d, keepdim=k), _np_var(1), FLOATS, "same"),
+    *[Case("var", (lambda c: lambda x: bm.var(x, dim=-1, correction=c))(c),
+           _quiet((lambda c: lambda x: np.var(x, axis=_axis(x, -1), ddof=c))(c)),
+           dtypes=list(FLOATS), variant=f"correction{c}") for c in (0, 2)],
+    *_reduce_rows("amax", lambda x, d, k: x.amax(dim=() if d is None else d, keepdim=k), np.max, ALL_DTYPES,
+                  "same", empty_raises=True),
+    *_reduce_rows("amin", lambda x, d, k: x.amin(dim=() if d is None else d, keepdim=k), np.min, ALL_DTYPES,
+                  "same", empty_raises=True),
+    *_reduce_rows("argmax", lambda x, d, k: x.argmax(dim=d, keepdim=k), np.argmax, FLOATS + INTS, "int64",
+                  empty_raises=True, dims_list=ARG_DIMS),
+    *_reduce_rows("argmin", lambda x, d, k: x.argmin(dim=d, keepdim=k), np.argmin, FLOATS + INTS, "int64",
+                  empty_raises=True, dims_list=ARG_DIMS),
+]
+
+SOFTMAX_CASES: list[Case] = [
+    *_softmax_rows("softmax", lambda x, d: bm.softmax(x, d), log=False),
+    *_softmax_rows("log_softmax", lambda x, d: bm.log_softmax(x, d), log=True),
+]
 
 
 CASES: list[Case] = [
@@ -130,4 +238,6 @@ CASES: list[Case] = [
     Case("lt", lambda x: x < 1, lambda x: x < 1, domain="exp", out="bool", variant="scalar"),
     Case("where", lambda x: bm.where(x > 0, x, 0), lambda x: np.where(x > 0, x, 0), dtypes=FLOATS + INTS,
          variant="scalar"),
+    *REDUCE_CASES,
+    *SOFTMAX_CASES,
 ]

@@ -20,7 +20,7 @@ def test_op(case, device, layout, dtype):
     shapes = case.input_shapes
     if layout in case.errors:  # inputs this op must reject (e.g. 0-d inputs to matmul)
         rng = np.random.default_rng(0)
-        inputs = [make_input(s, dtype, device, layout, rng)[0] for s in shapes]
+        inputs = [make_input(s, dtype, device, layout, rng, case.domain)[0] for s in shapes]
         with pytest.raises(case.errors[layout], match=rf"\[{case.name}\]"):
             case.ours(*inputs)
         return

@@ -16,6 +16,7 @@ class CpuBackend final : public Backend {
     cpu::register_unary_kernels(*this);
     cpu::register_binary_kernels(*this);
     cpu::register_reduce_kernels(*this);
+    cpu::register_arg_reduce_kernels(*this);
     cpu::register_softmax_kernels(*this);
     cpu::register_matmul_kernels(*this);
     cpu::register_random_kernels(*this);

@@ -7,7 +7,8 @@ namespace bm::cpu {
 void register_copy_kernels(Backend& b);       // copy (casts), fill, arange      - copy.cpp
 void register_unary_kernels(Backend& b);      // neg exp ... clamp               - unary.cpp
 void register_binary_kernels(Backend& b);     // add ... ge, where               - binary.cpp
-void register_reduce_kernels(Backend& b);     // sum mean var amax amin argmax argmin - reduce.cpp
+void register_reduce_kernels(Backend& b);     // sum mean var amax amin           - reduce.cpp
+void register_arg_reduce_kernels(Backend& b); // argmax argmin                   - reduce_arg.cpp
 void register_softmax_kernels(Backend& b);    // softmax log_softmax             - softmax.cpp
 void register_matmul_kernels(Backend& b);     // matmul (BLAS + strided fallback) - matmul.cpp
 void register_random_kernels(Backend& b);     // uniform normal (Philox)         - random.cpp

@@ -98,9 +98,15 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     return x._reduce("mean", _dims(dim), keepdim)
 
 
-def var(input: Tensor, dim=None, *, correction=1, keepdim: bool = False, unbiased=None) -> Tensor:
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """torch.var: var(x, dim=None, *, correction=1, keepdim=False); also the older forms
+    var(x, dim, unbiased, keepdim) and var(x, unbiased). N - correction <= 0 gives inf/nan."""
+    if isinstance(dim, builtins.bool):  # var(x, unbiased)
+        dim, unbiased = None, dim
+    if correction is not None and unbiased is not None:
+        raise TypeError("[var] give either correction or unbiased, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
     return input._reduce("var", _dims(dim), keepdim, float(correction))
 
 
@@ -127,9 +133,13 @@ def _max_min(input, dim, keepdim, other, reduce_op, arg_op, binary_op):
         return binary_op(input, other)
     if dim is None:
         return input._reduce(reduce_op, None, False)
-    if not isinstance(dim, builtins.int):  # a tuple of dims: values only, like amax
-        return input._reduce(reduce_op, list(dim), keepdim)
-    return values_indices(input._reduce(reduce_op, [dim], keepdim), _core.arg_reduce(input, arg_op, dim, keepdim))
+    if not isinstance(dim, builtins.int) or isinstance(dim, builtins.bool):
+        # as torch: max/min take one dim (amax/amin take several)
+        raise TypeError(f"[{reduce_op[1:]}] dim must be an int, got {type(dim).__name__}; "
+                        f"use {reduce_op}(x, dim=...) to reduce over several dims")
+    # torch's max(dim) accepts bool (argmax alone does not): find the indices on 0/1 integers
+    src = input.to(_dt.int32) if input.dtype == _dt.bool else input
+    return values_indices(input._reduce(reduce_op, [dim], keepdim), _core.arg_reduce(src, arg_op, dim, keepdim))
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
