@@ -75,3 +75,39 @@ def test_matmul_on_random_layouts(device, m, k, n, batch, ta, tb, seed):
         else bm.tensor(a, device=device)
     tb_ = bm.tensor(np.ascontiguousarray(b.T), device=device).T if tb else bm.tensor(b, device=device)
     assert_close(ta_ @ tb_, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@settings(max_examples=40, deadline=None)
+@given(p=strided_pair(min_dims=1), data=st.data(),
+       op=st.sampled_from(["sum", "mean", "var", "amax", "amin", "argmax", "softmax"]), keepdim=st.booleans())
+def test_reductions_on_random_views_and_dims(device, p, data, op, keepdim):
+    base, idx, shape, perm, a = p
+    t = as_bessemer(base, idx, shape, perm, device)
+    nd = a.ndim
+    if op in ("argmax", "softmax"):
+        dims = data.draw(st.integers(-nd, nd - 1))
+        axis = dims
+    else:
+        picked = data.draw(st.lists(st.integers(0, nd - 1), unique=True, max_size=nd))
+        dims = [d - nd if data.draw(st.booleans()) else d for d in picked] or None
+        axis = tuple(d % nd for d in dims) if dims else None
+    a64 = a.astype(np.float64)
+    if op == "softmax":
+        e = np.exp(a64 - a64.max(axis=axis, keepdims=True))
+        assert_close(bm.softmax(t, dims), e / e.sum(axis=axis, keepdims=True), rtol=1e-5, atol=1e-6)
+        return
+    if op == "argmax":
+        assert_close(t.argmax(dim=dims, keepdim=keepdim), np.argmax(a64, axis=axis, keepdims=keepdim),
+                     check_dtype=False)
+        return
+    n = a64.size if axis is None else int(np.prod([a64.shape[d] for d in axis]))
+    if op == "var" and n < 2:
+        return  # N - correction <= 0 is covered by the row tests (inf/nan like torch)
+    ours = {"sum": lambda: t.sum(dim=dims, keepdim=keepdim), "mean": lambda: t.mean(dim=dims, keepdim=keepdim),
+            "var": lambda: t.var(dim=dims, keepdim=keepdim), "amax": lambda: t.amax(dim=dims or (), keepdim=keepdim),
+            "amin": lambda: t.amin(dim=dims or (), keepdim=keepdim)}[op]()
+    ref = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min,
+           "var": lambda x, axis, keepdims: np.var(x, axis=axis, keepdims=keepdims, ddof=1)}[op](
+        a64, axis=axis, keepdims=keepdim)
+    assert_close(ours, ref, rtol=1e-5, atol=1e-5)

@@ -11,7 +11,12 @@ TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device) {
   // A device holds a dtype iff it can copy it (Metal has no float64).
   if (!device->backend->kernel(OpId::copy, dtype))
     throw UnsupportedError("[empty] dtype " + std::string(dtype_name(dtype)) + " is not supported on device " + device->name);
-  int64_t n = shape_numel(shape);
+  int64_t n;
+  try {
+    n = shape_numel(shape);
+  } catch (const OutOfMemoryError&) {
+    throw OutOfMemoryError("[empty] shape " + shape_str(shape) + " is too large to allocate");
+  }
   int64_t isz = int64_t(itemsize(dtype));
   if (n > INT64_MAX / isz) throw OutOfMemoryError("[empty] shape " + shape_str(shape) + " is too large to allocate");
   auto t = std::make_shared<Tensor>();
