@@ -90,6 +90,12 @@ TEST_CASE("msl stdlib: swizzles read, write back, and alias safely") {
   M::uint2 u = M::as_type<M::uint2>(M::float2(1.0f, -2.0f));
   CHECK(u.x == 0x3f800000u);
   CHECK(u.y == 0xc0000000u);
+  // scalars reinterpret too (64-bit values are shuffled as two 32-bit halves)
+  M::uint2 h = M::as_type<M::uint2>(long(-2));
+  CHECK(h.x == 0xfffffffeu);
+  CHECK(h.y == 0xffffffffu);
+  CHECK(M::as_type<long>(h) == -2);
+  CHECK(M::as_type<uint>(1.0f) == 0x3f800000u);
 }
 
 TEST_CASE("msl stdlib: vector operators and relational functions") {

@@ -245,9 +245,15 @@ inline vec<T, 3> cross(const vec<T, 3>& a, const vec<T, 3>& b) {
 }
 
 // ---- reinterpretation ----
+namespace detail {
+template <class From, class = void> struct is_swizzle_ref : std::false_type {};
+template <class From>  // a vector-like type that is not a vec: a swizzle_ref (From::value_type only exists here)
+struct is_swizzle_ref<From, std::enable_if_t<is_vec_v<From>>>
+    : std::bool_constant<!std::is_same_v<From, vec<typename From::value_type, From::size>>> {};
+}  // namespace detail
 template <class To, class From>
 constexpr To as_type(const From& f) {
-  if constexpr (detail::is_vec_v<From> && !std::is_same_v<From, vec<typename From::value_type, From::size>>) {
+  if constexpr (detail::is_swizzle_ref<From>::value) {
     return as_type<To>(vec<typename From::value_type, From::size>(f));  // a swizzle_ref: its values
   } else {
     static_assert(sizeof(To) == sizeof(From), "as_type<> needs types of the same size");
