@@ -73,7 +73,8 @@ struct ReduceArgs {
   bm_i64 red_shape[BM_MAX_DIMS];
   bm_i64 red_strides[BM_MAX_DIMS];
   float correction;    // var: divisor is max(n_red - correction, 0)
-  bm_i32 pad_;
+  bm_i32 n_split;      // reduce_*_partial/merge: threadgroups (chunks) per output, else 1
+  bm_i64 chunk;        // reduced elements per chunk (the last chunk may be shorter)
 };
 
 // softmax / log_softmax along one dim of length `len` (shaders/softmax.metal). The other dims,

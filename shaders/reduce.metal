@@ -1,11 +1,14 @@
 // Reductions over any set of dims: sum mean amax amin argmax argmin (one Op struct each) and var.
 //
-// Two shapes of kernel, chosen by the host (csrc/metal/ops_reduce.cpp):
-//   reduce_group_*  one threadgroup per output element; its threads stride over the reduced
-//                   elements, then a simd + threadgroup tree (simd_reduce.h) combines them.
-//   reduce_thread_* one thread per output element looping over its reduced elements: for short
-//                   reductions, and for "column" reductions where neighbouring outputs are
-//                   neighbours in memory (threads then read adjacent addresses).
+// Kernel shapes, chosen by the host (csrc/metal/ops_reduce.cpp):
+//   reduce_*_thread   one thread per output element looping over its reduced elements: for short
+//                     reductions, and for "column" reductions where neighbouring outputs are
+//                     neighbours in memory (threads then read adjacent addresses);
+//   reduce_*_group    one threadgroup per output element; its threads stride over the reduced
+//                     elements, then a simd + threadgroup tree (simd_reduce.h) combines them;
+//   reduce_*_partial  long reductions with few outputs: several threadgroups per output, each
+//   + reduce_*_merge  reducing one chunk into a partial state; then one thread per output
+//                     combines its partials, so the whole GPU works on e.g. a full sum.
 // Half types accumulate in float; integer sums in long. Reduced elements are numbered row-major
 // in the reduced dims' logical order, which is what argmax/argmin report.
 #include <metal_stdlib>
@@ -104,6 +107,21 @@ struct ArgOp {
 
 // ---------- kernels ----------
 
+// This thread's share of reduced elements [j0, j1): j0 + lid, j0 + lid + tsize, ...
+template <typename Op>
+inline typename Op::S accumulate_strided(device const typename Op::In* in, constant ReduceArgs& a, long base, long j0,
+                                         long j1, uint lid, uint tsize) {
+  typename Op::S s = Op::identity();
+  if (a.red_ndim == 1) {  // one reduced dim (contiguous when its stride is 1): no index math
+    const long st = a.red_strides[0];
+    for (long j = j0 + lid; j < j1; j += tsize) s = Op::combine(s, Op::load(in[base + j * st], j));
+  } else {
+    for (long j = j0 + lid; j < j1; j += tsize) s = Op::combine(s, Op::load(in[base + red_offset(a, j, a.red_ndim)], j));
+  }
+  return s;
+}
+
+// One threadgroup per output element.
 template <typename Op>
 kernel void reduce_group(device const typename Op::In* in [[buffer(0)]],
                          device typename Op::Out* out [[buffer(1)]],
@@ -117,15 +135,44 @@ kernel void reduce_group(device const typename Op::In* in [[buffer(0)]],
   threadgroup typename Op::S scratch[BM_SIMD_WIDTH];
   long base, at;
   kept_offsets(a, group, base, at);
-  typename Op::S s = Op::identity();
-  if (a.red_ndim == 1) {  // one reduced dim (contiguous when its stride is 1): no index math
-    const long st = a.red_strides[0];
-    for (long j = lid; j < a.n_red; j += tsize) s = Op::combine(s, Op::load(in[base + j * st], j));
-  } else {
-    for (long j = lid; j < a.n_red; j += tsize) s = Op::combine(s, Op::load(in[base + red_offset(a, j, a.red_ndim)], j));
-  }
+  typename Op::S s = accumulate_strided<Op>(in, a, base, 0, a.n_red, lid, tsize);
   s = block_all_reduce<Op>(s, scratch, lane, sg, nsg);
   if (lid == 0) Op::store(out, at, s, a);
+}
+
+// Long reductions with few outputs are split: n_split threadgroups per output each reduce one
+// chunk of a.chunk elements into partial[group] (group = output * n_split + chunk), then
+// reduce_merge combines each output's partials in chunk order.
+template <typename Op>
+kernel void reduce_partial(device const typename Op::In* in [[buffer(0)]],
+                           device typename Op::S* partial [[buffer(1)]],
+                           constant ReduceArgs& a [[buffer(2)]],
+                           uint group [[threadgroup_position_in_grid]],
+                           uint lid [[thread_index_in_threadgroup]],
+                           uint tsize [[threads_per_threadgroup]],
+                           uint lane [[thread_index_in_simdgroup]],
+                           uint sg [[simdgroup_index_in_threadgroup]],
+                           uint nsg [[simdgroups_per_threadgroup]]) {
+  threadgroup typename Op::S scratch[BM_SIMD_WIDTH];
+  long base, at;
+  kept_offsets(a, group / a.n_split, base, at);
+  const long j0 = (group % a.n_split) * a.chunk, j1 = j0 + a.chunk < a.n_red ? j0 + a.chunk : a.n_red;
+  typename Op::S s = accumulate_strided<Op>(in, a, base, j0, j1, lid, tsize);
+  s = block_all_reduce<Op>(s, scratch, lane, sg, nsg);
+  if (lid == 0) partial[group] = s;
+}
+
+template <typename Op>
+kernel void reduce_merge(device const typename Op::S* partial [[buffer(0)]],
+                         device typename Op::Out* out [[buffer(1)]],
+                         constant ReduceArgs& a [[buffer(2)]],
+                         uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= a.n_out) return;
+  long base, at;
+  kept_offsets(a, gid, base, at);
+  typename Op::S s = partial[long(gid) * a.n_split];
+  for (int c = 1; c < a.n_split; ++c) s = Op::combine(s, partial[long(gid) * a.n_split + c]);
+  Op::store(out, at, s, a);
 }
 
 // Serial loop over the reduced elements: the innermost reduced dim runs without index math.
@@ -141,6 +188,7 @@ inline typename Op::S reduce_serial(device const typename Op::In* in, constant R
   return s;
 }
 
+// One thread per output element.
 template <typename Op>
 kernel void reduce_thread(device const typename Op::In* in [[buffer(0)]],
                           device typename Op::Out* out [[buffer(1)]],
@@ -152,26 +200,48 @@ kernel void reduce_thread(device const typename Op::In* in [[buffer(0)]],
   Op::store(out, at, reduce_serial<Op>(in, a, base), a);
 }
 
-// var, two passes: the mean, then sums of d = x - mean and d^2. The variance is
-// (sum d^2 - (sum d)^2 / N) / max(N - correction, 0): the second term cancels the rounding error
-// of the mean, so data with a large mean keeps full accuracy. N <= correction gives inf or nan.
-inline float var_finish(float2 d, constant ReduceArgs& a) {
-  const float n = float(a.n_red);
+// ---------- var ----------
+// Statistics of a set of elements as float4(count, mean_hi, mean_lo, M2) with the mean held as
+// hi + lo (hi: the first-pass mean, lo: its small correction), from two passes: the mean, then
+// sums of d = x - mean and d^2; M2 = sum d^2 - (sum d)^2 / n removes the rounding error of the
+// mean, so data with a large mean keeps full accuracy. Split reductions combine chunk statistics
+// with Chan's formula; the mean difference it needs is (hi_b - hi_a) + (lo_b - lo_a), exact
+// enough even when the means are ~1e6 and differ by 0.01 (a float mean alone would be off by its
+// rounding, ~0.03 there). var = M2 / max(N - correction, 0): N <= correction gives inf, or nan
+// when M2 == 0, as in torch.
+
+inline float4 var_stats(float n, float mean, float2 d) {
   float m2 = d.y - d.x * d.x / n;
   m2 = m2 < 0.0 ? 0.0 : m2;  // rounding can go below 0; not max(), which would turn NaN into 0
-  return m2 / max(n - a.correction, 0.0);
+  return float4(n, mean, d.x / n, m2);
 }
 
+inline float4 var_combine(float4 p, float4 q) {
+  const float n = p.x + q.x, delta = (q.y - p.y) + (q.z - p.z);
+  return float4(n, p.y, p.z + delta * (q.x / n), p.w + q.w + delta * delta * (p.x * q.x / n));
+}
+
+inline float var_finish(float4 st, constant ReduceArgs& a) { return st.w / max(float(a.n_red) - a.correction, 0.0); }
+
 template <typename T>
-struct CenteredOp {  // state (sum d, sum d^2) around a given mean
-  typedef float2 S;
-  static S identity() { return S(0.0); }
-  static S combine(S a, S b) { return a + b; }
-  static S term(T x, float mean) {
-    const float d = float(x) - mean;
-    return S(d, d * d);
-  }
-};
+inline float2 centered(T x, float mean) {
+  const float d = float(x) - mean;
+  return float2(d, d * d);
+}
+
+// Statistics of reduced elements [j0, j1) by a whole threadgroup.
+template <typename T>
+inline float4 var_group_stats(device const T* in, constant ReduceArgs& a, long base, long j0, long j1, uint lid,
+                              uint tsize, uint lane, uint sg, uint nsg, threadgroup float* scratch1,
+                              threadgroup float2* scratch2) {
+  const float n = float(j1 - j0);
+  float s = 0.0;
+  for (long j = j0 + lid; j < j1; j += tsize) s += float(in[base + red_offset(a, j, a.red_ndim)]);
+  const float mean = block_all_reduce<AllSum<float>>(s, scratch1, lane, sg, nsg) / n;
+  float2 d = float2(0.0);
+  for (long j = j0 + lid; j < j1; j += tsize) d += centered(in[base + red_offset(a, j, a.red_ndim)], mean);
+  return var_stats(n, mean, block_all_reduce<AllSum<float2>>(d, scratch2, lane, sg, nsg));
+}
 
 template <typename T>
 kernel void var_group(device const T* in [[buffer(0)]],
@@ -187,14 +257,40 @@ kernel void var_group(device const T* in [[buffer(0)]],
   threadgroup float2 scratch2[BM_SIMD_WIDTH];
   long base, at;
   kept_offsets(a, group, base, at);
-  float s = 0.0;
-  for (long j = lid; j < a.n_red; j += tsize) s += float(in[base + red_offset(a, j, a.red_ndim)]);
-  const float mean = block_all_reduce<AllSum<float>>(s, scratch1, lane, sg, nsg) / float(a.n_red);
-  float2 d = CenteredOp<T>::identity();
-  for (long j = lid; j < a.n_red; j += tsize)
-    d += CenteredOp<T>::term(in[base + red_offset(a, j, a.red_ndim)], mean);
-  d = block_all_reduce<AllSum<float2>>(d, scratch2, lane, sg, nsg);
-  if (lid == 0) out[at] = T(var_finish(d, a));
+  const float4 st = var_group_stats(in, a, base, 0, a.n_red, lid, tsize, lane, sg, nsg, scratch1, scratch2);
+  if (lid == 0) out[at] = T(var_finish(st, a));
+}
+
+template <typename T>
+kernel void var_partial(device const T* in [[buffer(0)]],
+                        device float4* partial [[buffer(1)]],
+                        constant ReduceArgs& a [[buffer(2)]],
+                        uint group [[threadgroup_position_in_grid]],
+                        uint lid [[thread_index_in_threadgroup]],
+                        uint tsize [[threads_per_threadgroup]],
+                        uint lane [[thread_index_in_simdgroup]],
+                        uint sg [[simdgroup_index_in_threadgroup]],
+                        uint nsg [[simdgroups_per_threadgroup]]) {
+  threadgroup float scratch1[BM_SIMD_WIDTH];
+  threadgroup float2 scratch2[BM_SIMD_WIDTH];
+  long base, at;
+  kept_offsets(a, group / a.n_split, base, at);
+  const long j0 = (group % a.n_split) * a.chunk, j1 = j0 + a.chunk < a.n_red ? j0 + a.chunk : a.n_red;
+  const float4 st = var_group_stats(in, a, base, j0, j1, lid, tsize, lane, sg, nsg, scratch1, scratch2);
+  if (lid == 0) partial[group] = st;
+}
+
+template <typename T>
+kernel void var_merge(device const float4* partial [[buffer(0)]],
+                      device T* out [[buffer(1)]],
+                      constant ReduceArgs& a [[buffer(2)]],
+                      uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= a.n_out) return;
+  long base, at;
+  kept_offsets(a, gid, base, at);
+  float4 st = partial[long(gid) * a.n_split];
+  for (int c = 1; c < a.n_split; ++c) st = var_combine(st, partial[long(gid) * a.n_split + c]);
+  out[at] = T(var_finish(st, a));
 }
 
 template <typename T>
@@ -205,19 +301,24 @@ kernel void var_thread(device const T* in [[buffer(0)]],
   if (long(gid) >= a.n_out) return;
   long base, at;
   kept_offsets(a, gid, base, at);
-  const float mean = reduce_serial<SumOp<T>>(in, a, base) / float(a.n_red);
-  float2 d = CenteredOp<T>::identity();
-  for (long j = 0; j < a.n_red; ++j) d += CenteredOp<T>::term(in[base + red_offset(a, j, a.red_ndim)], mean);
-  out[at] = T(var_finish(d, a));
+  const float n = float(a.n_red);
+  const float mean = reduce_serial<SumOp<T>>(in, a, base) / n;
+  float2 d = float2(0.0);
+  for (long j = 0; j < a.n_red; ++j) d += centered(in[base + red_offset(a, j, a.red_ndim)], mean);
+  out[at] = T(var_finish(var_stats(n, mean, d), a));
 }
 
 // ---------- instantiations: "reduce_<op>_<group|thread>_<dtype>" ----------
 
-#define BM_REDUCE_OP(OPNAME, OP, NAME)                                                                  \
-  template [[host_name("reduce_" #OPNAME "_group_" #NAME)]] [[kernel]] decltype(reduce_group<OP>)      \
-      reduce_group<OP>;                                                                                 \
-  template [[host_name("reduce_" #OPNAME "_thread_" #NAME)]] [[kernel]] decltype(reduce_thread<OP>)    \
-      reduce_thread<OP>;
+#define BM_REDUCE_OP(OPNAME, OP, NAME)                                                                     \
+  template [[host_name("reduce_" #OPNAME "_group_" #NAME)]] [[kernel]] decltype(reduce_group<OP>)         \
+      reduce_group<OP>;                                                                                    \
+  template [[host_name("reduce_" #OPNAME "_thread_" #NAME)]] [[kernel]] decltype(reduce_thread<OP>)       \
+      reduce_thread<OP>;                                                                                   \
+  template [[host_name("reduce_" #OPNAME "_partial_" #NAME)]] [[kernel]] decltype(reduce_partial<OP>)     \
+      reduce_partial<OP>;                                                                                  \
+  template [[host_name("reduce_" #OPNAME "_merge_" #NAME)]] [[kernel]] decltype(reduce_merge<OP>)         \
+      reduce_merge<OP>;
 
 // sum, amax and amin take every dtype; argmax/argmin every dtype but bool.
 template <typename T> struct AmaxOp : ExtremeOp<T, true> {};
@@ -244,7 +345,9 @@ BM_REDUCE_ARG(float, float32)
 #define BM_REDUCE_FLOAT(T, NAME)                                                                              \
   BM_REDUCE_OP(mean, MeanOp<T>, NAME)                                                                        \
   template [[host_name("reduce_var_group_" #NAME)]] [[kernel]] decltype(var_group<T>) var_group<T>;                 \
-  template [[host_name("reduce_var_thread_" #NAME)]] [[kernel]] decltype(var_thread<T>) var_thread<T>;
+  template [[host_name("reduce_var_thread_" #NAME)]] [[kernel]] decltype(var_thread<T>) var_thread<T>;       \
+  template [[host_name("reduce_var_partial_" #NAME)]] [[kernel]] decltype(var_partial<T>) var_partial<T>;    \
+  template [[host_name("reduce_var_merge_" #NAME)]] [[kernel]] decltype(var_merge<T>) var_merge<T>;
 BM_REDUCE_FLOAT(half, float16)
 BM_REDUCE_FLOAT(bfloat, bfloat16)
 BM_REDUCE_FLOAT(float, float32)

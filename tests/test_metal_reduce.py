@@ -157,6 +157,30 @@ class _MetalReduceTests:
             check_reduce(op, t3, v3, (0, 2), False, self.device)
         check_reduce(op, t3, v3, 1, False, self.device)
 
+    @pytest.mark.parametrize("op,dtype", [(op, d) for op, ds in REDUCE_DTYPES.items()
+                                          for d in (bm.float32, bm.bfloat16, bm.int64) if d in ds],
+                             ids=lambda x: x if isinstance(x, str) else x.name)
+    def test_split_reductions(self, op, dtype):
+        # few outputs, long reductions: several threadgroups per output write partial states,
+        # then one thread per output merges them
+        t, v = make_input((2, 20000), dtype, self.device, "contiguous", np.random.default_rng(11))
+        check_reduce(op, t, v, -1, True, self.device)  # 4 chunks per row
+        check_reduce(op, t, v, None, False, self.device)  # 9 chunks
+        check_reduce(op, t.T, v.T, 0, False, self.device)  # strided chunks
+
+    def test_split_reductions_ties_and_nan(self):
+        n = 20000  # chunks of 5000 per row
+        w = np.zeros((4, n))
+        w[0, [17000, 6000, 9999]] = 3  # ties in chunks 1 and 3: the first wins
+        w[1, [4999, 5000]] = -3
+        w[2, 12345], w[2, 19999] = np.nan, np.nan
+        w[3, :] = 1.0
+        t = tensor(w, bm.float32, self.device)
+        assert bm.argmax(t, 1).tolist() == [6000, 0, 12345, 0]
+        assert bm.argmin(t, 1).tolist() == [0, 4999, 12345, 0]
+        for op in REDUCE_DTYPES:
+            check_reduce(op, t, w, 1, False, self.device)
+
     @pytest.mark.parametrize("op", list(REDUCE_DTYPES))
     def test_column_reductions(self, op):
         # many outputs side by side in memory: one thread per output walking down the column
@@ -207,7 +231,7 @@ class _MetalReduceTests:
         assert bm.argmax(tw).item() == 2 * n  # flattened: the first 7 (row 2) beats 5
         assert bm.argmin(tw).item() == n + 1000
 
-    @pytest.mark.parametrize("n", [20, 3000])
+    @pytest.mark.parametrize("n", [20, 3000, 20000])
     @pytest.mark.parametrize("mean", [1e4, 1e6])
     def test_var_large_mean(self, n, mean):
         v = round_to(mean + np.random.default_rng(7).standard_normal((3, n)), bm.float32)

@@ -23,6 +23,18 @@ constexpr int64_t kSerialMax = 32;
 // Column reductions (the outputs, not the reduced elements, are neighbours in memory) with at
 // least this many outputs also run one thread per output: adjacent threads read adjacent memory.
 constexpr int64_t kColumnOutputs = 1024;
+// Threadgroup reductions are split over several groups per output while there are fewer than
+// kFillGroups groups in all (a GPU has tens of cores, each running several groups) and each chunk
+// keeps at least kMinChunk elements (16 per thread of a 256-thread group).
+constexpr int64_t kFillGroups = 128;
+constexpr int64_t kMinChunk = 4096;
+// Bytes per partial state: the largest is argmax's (value, long index) pair or var's float4.
+constexpr int64_t kPartialBytes = 16;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Whole simdgroups, up to 256 threads: enough to cover short reductions without idle lanes.
+Size3 group_size(int64_t n) { return Size3{uint64_t(std::min<int64_t>(256, ceil_div(n, 32) * 32)), 1, 1}; }
 
 ReduceArgs make_args(const std::vector<PlanDim>& kept, const std::vector<PlanDim>& red, int64_t in_off,
                      int64_t out_off, double correction) {
@@ -45,27 +57,38 @@ ReduceArgs make_args(const std::vector<PlanDim>& kept, const std::vector<PlanDim
     a.n_red *= red[d].size;
   }
   a.correction = float(correction);
+  a.n_split = 1;
+  a.chunk = a.n_red;
   return a;
 }
 
-void launch(const std::string& base, DType dt, const Tensor& in, const Tensor& out, const ReduceArgs& a,
-            bool column) {
+void launch(const std::string& base, DType dt, const Tensor& in, const Tensor& out, ReduceArgs a, bool column) {
   MetalBackend& be = backend_of(out);
   if (a.n_red <= kSerialMax || (column && a.n_out >= kColumnOutputs)) {
     be.dispatch(kernel_name(base + "_thread", dt), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2,
                 Size3{uint64_t(a.n_out), 1, 1}, group_1d(a.n_out));
     return;
   }
-  // Whole simdgroups, up to 256 threads: enough to cover short reductions without idle lanes.
-  const uint64_t threads = uint64_t(std::min<int64_t>(256, (a.n_red + 31) / 32 * 32));
-  be.dispatch_groups(kernel_name(base + "_group", dt), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2,
-                     Size3{uint64_t(a.n_out), 1, 1}, Size3{threads, 1, 1});
+  const int64_t split = std::min(a.n_red / kMinChunk, kFillGroups / a.n_out);
+  if (split < 2) {
+    be.dispatch_groups(kernel_name(base + "_group", dt), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2,
+                       Size3{uint64_t(a.n_out), 1, 1}, group_size(a.n_red));
+    return;
+  }
+  a.chunk = ceil_div(a.n_red, split);
+  a.n_split = int(ceil_div(a.n_red, a.chunk));  // no empty chunk
+  TensorPtr partial = empty_tensor({a.n_out * a.n_split * kPartialBytes / 8}, DType::Int64, out.device());
+  be.dispatch_groups(kernel_name(base + "_partial", dt), {{&in, 0}, {partial.get(), 1}}, &a, sizeof(a), 2,
+                     Size3{uint64_t(a.n_out * a.n_split), 1, 1}, group_size(a.chunk));
+  be.dispatch(kernel_name(base + "_merge", dt), {{partial.get(), 0}, {&out, 1}}, &a, sizeof(a), 2,
+              Size3{uint64_t(a.n_out), 1, 1}, group_1d(a.n_out));
 }
 
 // Runs the reduction `base` ("reduce_sum", "reduce_var"...) of c.in[0] into c.out.
 void run_reduce(const KernelCall& c, const std::string& base) {
   const Tensor* in = c.in[0];
   const Tensor& out = *c.out;
+  if (out.numel() == 0) return;  // nothing to write (the input is never empty)
   const std::vector<int64_t>& dims = c.args->dims;
   ReducePlan p = plan_reduce(*in, out, dims);
   TensorPtr copy;  // keeps a rearranged input alive until the launches are encoded
