@@ -67,10 +67,10 @@ struct ExtremeOp {
   typedef T In;
   typedef T Out;
   typedef conditional_t<is_floating_point_v<T>, float, conditional_t<is_same_v<T, long>, long, int>> S;
-  static S identity() {
-    if (kMax) return is_floating_point_v<T> ? S(-INFINITY) : is_same_v<T, long> ? S(-0x7fffffffffffffff - 1)
-                                                                           : S(INT_MIN);
-    return is_floating_point_v<T> ? S(INFINITY) : is_same_v<T, long> ? S(0x7fffffffffffffff) : S(INT_MAX);
+  static S identity() {  // the worst value: every element beats or ties it
+    if (is_floating_point_v<T>) return kMax ? S(-INFINITY) : S(INFINITY);
+    if (is_same_v<T, long>) return kMax ? S(-0x7fffffffffffffff - 1) : S(0x7fffffffffffffff);
+    return kMax ? S(INT_MIN) : S(INT_MAX);
   }
   static S load(T x, long) { return S(x); }
   static S combine(S a, S b) { return (a != a || (kMax ? a > b : a < b)) ? a : b; }
@@ -116,7 +116,8 @@ inline typename Op::S accumulate_strided(device const typename Op::In* in, const
     const long st = a.red_strides[0];
     for (long j = j0 + lid; j < j1; j += tsize) s = Op::combine(s, Op::load(in[base + j * st], j));
   } else {
-    for (long j = j0 + lid; j < j1; j += tsize) s = Op::combine(s, Op::load(in[base + red_offset(a, j, a.red_ndim)], j));
+    for (long j = j0 + lid; j < j1; j += tsize)
+      s = Op::combine(s, Op::load(in[base + red_offset(a, j, a.red_ndim)], j));
   }
   return s;
 }

@@ -53,7 +53,8 @@ kernel void softmax_group(device const T* in [[buffer(0)]],
   float s = 0.0;
   for (long j = lid; j < n; j += tsize) s += exp(float(in[ib + j * is]) - m);
   s = block_all_reduce<AllSum<float>>(s, scratch, lane, sg, nsg);
-  for (long j = lid; j < n; j += tsize) out[ob + j * os] = T(softmax_value(float(in[ib + j * is]), m, s, a.is_log != 0));
+  const bool is_log = a.is_log != 0;
+  for (long j = lid; j < n; j += tsize) out[ob + j * os] = T(softmax_value(float(in[ib + j * is]), m, s, is_log));
 }
 
 template <typename T>
@@ -69,7 +70,8 @@ kernel void softmax_thread(device const T* in [[buffer(0)]],
   for (long j = 0; j < n; ++j) m = max_nan(m, float(in[ib + j * is]));
   float s = 0.0;
   for (long j = 0; j < n; ++j) s += exp(float(in[ib + j * is]) - m);
-  for (long j = 0; j < n; ++j) out[ob + j * os] = T(softmax_value(float(in[ib + j * is]), m, s, a.is_log != 0));
+  const bool is_log = a.is_log != 0;
+  for (long j = 0; j < n; ++j) out[ob + j * os] = T(softmax_value(float(in[ib + j * is]), m, s, is_log));
 }
 
 #define BM_INSTANTIATE_SOFTMAX(T, NAME)                                                                   \

@@ -18,17 +18,25 @@ import numpy as np
 import pytest
 
 import bessemer as bm
+from bessemer import _core
 from bessemer.testing import assert_close
 from harness import TOL, _np_storage, make_input, round_to
 
 GPU_DEVICES = [str(d) for d in bm.available_devices() if d.type != "cpu"]
 
-F = [bm.float32, bm.float16, bm.bfloat16]
-I = [bm.int32, bm.int64]
+FL = [bm.float32, bm.float16, bm.bfloat16]
+INT = [bm.int32, bm.int64]
 LAYOUTS = ["contiguous", "transposed", "sliced", "offset", "broadcast", "0d"]
 SHAPE = (4, 5, 6)  # every layout but 0d keeps this logical shape
-REDUCE_DTYPES = {"sum": F + I + [bm.bool], "mean": F, "var": F, "amax": F + I + [bm.bool],
-                 "amin": F + I + [bm.bool], "argmax": F + I, "argmin": F + I}
+REDUCE_DTYPES = {
+    "sum": FL + INT + [bm.bool],
+    "mean": FL,
+    "var": FL,
+    "amax": FL + INT + [bm.bool],
+    "amin": FL + INT + [bm.bool],
+    "argmax": FL + INT,
+    "argmin": FL + INT,
+}
 
 
 def test_metal_sim_is_listed_when_enabled():
@@ -37,6 +45,7 @@ def test_metal_sim_is_listed_when_enabled():
 
 
 # ---- NumPy references (float64 values, int64/bool for the others) ----
+
 
 def _axis(dim, ndim):
     if ndim == 0 or dim is None:
@@ -85,7 +94,7 @@ def np_softmax(v, dim, log=False):
 def out_dtype(op, dtype):
     if op in ("argmax", "argmin"):
         return bm.int64
-    if op == "sum" and dtype not in F:
+    if op == "sum" and dtype not in FL:
         return bm.int64
     return dtype
 
@@ -97,8 +106,9 @@ def tensor(values, dtype, device):
 def check(actual, expected, dtype, device, rtol=None, atol=None):
     assert str(actual.device) == device
     r, a = TOL[actual.dtype]
-    assert_close(actual, np.asarray(expected), r if rtol is None else rtol, a if atol is None else atol,
-                 check_dtype=False)
+    assert_close(
+        actual, np.asarray(expected), r if rtol is None else rtol, a if atol is None else atol, check_dtype=False
+    )
 
 
 def check_reduce(op, t, v, dim, keepdim, device, correction=1, **tol):
@@ -115,8 +125,11 @@ class _MetalReduceTests:
     # ---- every layout x dims x keepdim x dtype ----
 
     @pytest.mark.parametrize("layout", LAYOUTS)
-    @pytest.mark.parametrize("op,dtype", [(op, d) for op, ds in REDUCE_DTYPES.items() for d in ds],
-                             ids=lambda x: x if isinstance(x, str) else x.name)
+    @pytest.mark.parametrize(
+        "op,dtype",
+        [(op, d) for op, ds in REDUCE_DTYPES.items() for d in ds],
+        ids=lambda x: x if isinstance(x, str) else x.name,
+    )
     def test_reduce_layouts(self, op, dtype, layout):
         t, v = make_input(SHAPE, dtype, self.device, layout, np.random.default_rng(1))
         if layout == "0d":
@@ -130,21 +143,23 @@ class _MetalReduceTests:
                 check_reduce(op, t, v, dim, keepdim, self.device)
 
     @pytest.mark.parametrize("layout", LAYOUTS)
-    @pytest.mark.parametrize("dtype", F, ids=lambda d: d.name)
+    @pytest.mark.parametrize("dtype", FL, ids=lambda d: d.name)
     @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
     def test_softmax_layouts(self, log, dtype, layout):
         t, v = make_input(SHAPE, dtype, self.device, layout, np.random.default_rng(2))
         fn = bm.log_softmax if log else bm.softmax
-        for dim in ([0, -1] if layout == "0d" else [0, 1, -1]):
+        for dim in [0, -1] if layout == "0d" else [0, 1, -1]:
             r = fn(t, dim)
             assert r.dtype == dtype and r.shape == t.shape
             check(r, np_softmax(v, None if v.ndim == 0 else dim, log), dtype, self.device)
 
     # ---- the threadgroup kernels: reductions longer than one threadgroup ----
 
-    @pytest.mark.parametrize("op,dtype", [(op, d) for op, ds in REDUCE_DTYPES.items()
-                                          for d in (bm.float32, bm.float16, bm.int32) if d in ds],
-                             ids=lambda x: x if isinstance(x, str) else x.name)
+    @pytest.mark.parametrize(
+        "op,dtype",
+        [(op, d) for op, ds in REDUCE_DTYPES.items() for d in (bm.float32, bm.float16, bm.int32) if d in ds],
+        ids=lambda x: x if isinstance(x, str) else x.name,
+    )
     def test_long_reductions(self, op, dtype):
         rng = np.random.default_rng(3)
         t, v = make_input((2, 3000), dtype, self.device, "contiguous", rng)
@@ -157,9 +172,11 @@ class _MetalReduceTests:
             check_reduce(op, t3, v3, (0, 2), False, self.device)
         check_reduce(op, t3, v3, 1, False, self.device)
 
-    @pytest.mark.parametrize("op,dtype", [(op, d) for op, ds in REDUCE_DTYPES.items()
-                                          for d in (bm.float32, bm.bfloat16, bm.int64) if d in ds],
-                             ids=lambda x: x if isinstance(x, str) else x.name)
+    @pytest.mark.parametrize(
+        "op,dtype",
+        [(op, d) for op, ds in REDUCE_DTYPES.items() for d in (bm.float32, bm.bfloat16, bm.int64) if d in ds],
+        ids=lambda x: x if isinstance(x, str) else x.name,
+    )
     def test_split_reductions(self, op, dtype):
         # few outputs, long reductions: several threadgroups per output write partial states,
         # then one thread per output merges them
@@ -167,6 +184,18 @@ class _MetalReduceTests:
         check_reduce(op, t, v, -1, True, self.device)  # 4 chunks per row
         check_reduce(op, t, v, None, False, self.device)  # 9 chunks
         check_reduce(op, t.T, v.T, 0, False, self.device)  # strided chunks
+
+    @pytest.mark.parametrize(
+        "shape,dim,launches",
+        [((2, 20000), -1, 2), ((2, 20000), None, 2), ((2, 3000), -1, 1), ((70, 8192), -1, 1), ((2, 40), -1, 1)],
+    )
+    def test_split_only_when_few_outputs_and_long(self, shape, dim, launches):
+        t, _ = make_input(shape, bm.float32, self.device, "contiguous", np.random.default_rng(12))
+        for op in ("sum", "var", "argmax"):
+            bm.synchronize(self.device)
+            _core.reset_queue_stats(self.device)
+            ours(op, t, dim, False)
+            assert _core.queue_stats(self.device)["dispatches"] == launches, op
 
     def test_split_reductions_ties_and_nan(self):
         n = 20000  # chunks of 5000 per row
@@ -193,7 +222,7 @@ class _MetalReduceTests:
 
     # ---- NaN, ties, accuracy ----
 
-    @pytest.mark.parametrize("dtype", F, ids=lambda d: d.name)
+    @pytest.mark.parametrize("dtype", FL, ids=lambda d: d.name)
     @pytest.mark.parametrize("n", [7, 3000])
     def test_nan_propagates(self, dtype, n):
         rng = np.random.default_rng(6)
@@ -272,8 +301,7 @@ class _MetalReduceTests:
     def test_softmax_long_and_column(self, shape, dim):
         t, v = make_input(shape, bm.float32, self.device, "contiguous", np.random.default_rng(9))
         for log in (False, True):
-            check((bm.log_softmax if log else bm.softmax)(t, dim), np_softmax(v, dim, log), bm.float32,
-                  self.device)
+            check((bm.log_softmax if log else bm.softmax)(t, dim), np_softmax(v, dim, log), bm.float32, self.device)
 
     # ---- more dims than a shader takes (BM_MAX_DIMS = 8), empty inputs ----
 
