@@ -121,3 +121,41 @@ struct ElementwiseArgs {
   bm_i64 ivalue[2];  // op parameters for integer dtypes (clamp bounds)
   float fvalue[2];   // op parameters for floating dtypes, in the float32 compute type
 };
+
+// Reductions (shaders/reduce.metal). The host splits the input's dims into kept dims (one output
+// element per index) and reduced dims, drops size-1 dims and merges neighbours that are
+// contiguous, so each group has at most BM_MAX_DIMS dims (red_ndim >= 1: a 0-d input or a
+// reduction over size-1 dims gets one dim of size 1). Reduced elements are numbered row-major in
+// the reduced dims' logical order (argmax/argmin return that number). Offsets/strides in elements.
+struct ReduceArgs {
+  bm_i64 n_out;        // product of kept_shape
+  bm_i64 n_red;        // product of red_shape
+  bm_i64 in_offset;
+  bm_i64 out_offset;
+  bm_i32 kept_ndim;
+  bm_i32 red_ndim;
+  bm_i64 kept_shape[BM_MAX_DIMS];
+  bm_i64 kept_in_strides[BM_MAX_DIMS];
+  bm_i64 kept_out_strides[BM_MAX_DIMS];
+  bm_i64 red_shape[BM_MAX_DIMS];
+  bm_i64 red_strides[BM_MAX_DIMS];
+  float correction;    // var: divisor is max(n_red - correction, 0)
+  bm_i32 n_split;      // reduce_*_partial/merge: threadgroups (chunks) per output, else 1
+  bm_i64 chunk;        // reduced elements per chunk (the last chunk may be shorter)
+};
+
+// softmax / log_softmax along one dim of length `len` (shaders/softmax.metal). The other dims,
+// merged like ReduceArgs' kept dims, number the rows; is_log selects log_softmax.
+struct SoftmaxArgs {
+  bm_i64 n_rows;
+  bm_i64 len;
+  bm_i64 in_offset;
+  bm_i64 out_offset;
+  bm_i64 in_stride;    // along the softmax dim
+  bm_i64 out_stride;
+  bm_i32 ndim;
+  bm_i32 is_log;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 in_strides[BM_MAX_DIMS];
+  bm_i64 out_strides[BM_MAX_DIMS];
+};

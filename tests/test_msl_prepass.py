@@ -176,6 +176,20 @@ def test_fiber_classification_follows_helpers_and_macros(tmp_path):
         assert f'("{name}", &bm_msl_tramp_{name}, {fibers},' in out
 
 
+def test_fiber_classification_ignores_statement_blocks(tmp_path):
+    # A loop around a collective in one helper must not mark every kernel with a loop.
+    out = gen(
+        tmp_path,
+        "inline float all_sum(float v) { for (ushort m = 16; m > 0; m >>= 1) { v += simd_shuffle_xor(v, m); }"
+        " return v; }\n"
+        "inline float pick(bool c) { if (c) { return simd_sum(1.0); } return 0.0; }\n"
+        "kernel void g(device float* o [[buffer(0)]]) { o[0] = all_sum(1.0); }\n"
+        "kernel void s(device float* o [[buffer(0)]]) { for (int i = 0; i < 4; ++i) { if (i > 1) { o[i] = 1.0; } } }\n",
+    )
+    for name, fibers in (("g", "true"), ("s", "false")):
+        assert f'("{name}", &bm_msl_tramp_{name}, {fibers},' in out
+
+
 def test_metal_headers_map_to_the_stand_in(tmp_path):
     out = gen(tmp_path, "#include <metal_math>\n#include <metal_stdlib>\nkernel void k() {}\n")
     assert out.count("#include <metal_stdlib>") == 3  # the prologue's and both shader lines

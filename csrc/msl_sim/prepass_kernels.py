@@ -21,6 +21,9 @@ POSITION_ATTRS = {
 }
 
 
+STATEMENT_KEYWORDS = {"if", "for", "while", "switch", "catch", "return"}
+
+
 def is_collective(name):
     return name in ("threadgroup_barrier", "simdgroup_barrier") or name.startswith(
         ("simd_", "quad_")
@@ -254,7 +257,9 @@ class KernelPass:
                         if depth == 0:
                             break
                     m -= 1
-                if m > 0 and s.tok(m - 1).kind == "id":
+                # `for (...) {`, `if (...) {`... are statements, not function definitions: taking
+                # them as functions would make every kernel with a loop "need" fibers.
+                if m > 0 and s.tok(m - 1).kind == "id" and s.text(m - 1) not in STATEMENT_KEYWORDS:
                     end = s.match(k, "{", "}")
                     ids = {s.text(x) for x in range(k + 1, end) if s.tok(x).kind == "id"}
                     names.setdefault(s.text(m - 1), set()).update(ids)

@@ -95,6 +95,12 @@ TEST_CASE("msl stdlib: swizzles read, write back, and alias safely") {
   CHECK(M::as_type<int>(0xffffffffu) == -1);
   CHECK(M::as_type<long>(M::ulong(1) << 63) == std::numeric_limits<long>::min());
   CHECK(M::as_type<M::uint>(1.0f) == 0x3f800000u);
+  // scalars reinterpret too (64-bit values are shuffled as two 32-bit halves)
+  M::uint2 h = M::as_type<M::uint2>(long(-2));
+  CHECK(h.x == 0xfffffffeu);
+  CHECK(h.y == 0xffffffffu);
+  CHECK(M::as_type<long>(h) == -2);
+  CHECK(M::as_type<uint>(1.0f) == 0x3f800000u);
 }
 
 TEST_CASE("msl stdlib: vector operators and relational functions") {
