@@ -32,8 +32,8 @@ CASES = [
     ("cat shapes", lambda x, y: bm.cat([x, y]), ValueError, r"\[cat\] sizes of tensors must match"),
     ("item", lambda x, y: x.item(), ValueError, r"\[item\] a tensor with 6 elements"),
     ("integer power", lambda x, y: x.to(bm.int64) ** -1, ValueError, r"\[pow\] integers to negative integer powers"),
-    ("empty max", lambda x, y: bm.zeros(0, device=x.device).amax(), ValueError, r"\[amax\] cannot reduce over a "
-                                                                                  r"dimension of size zero"),
+    ("empty max", lambda x, y: bm.zeros(0, device=x.device).amax(), ValueError,
+     r"\[amax\] cannot reduce over a dimension of size zero"),
 ]
 
 
