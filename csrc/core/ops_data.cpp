@@ -127,14 +127,20 @@ TensorPtr from_host(const void* data, const Shape& shape, const Shape& byte_stri
   return to_device(host, device);
 }
 
+namespace {
+// DeviceMismatchError naming the op and the first two tensors on different devices.
+void check_list_devices(const char* op, const std::vector<TensorPtr>& ts) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < ts.size(); ++i) names.push_back("tensors[" + std::to_string(i) + "]");
+  std::vector<std::pair<const char*, const Tensor*>> named;
+  for (size_t i = 0; i < ts.size(); ++i) named.push_back({names[i].c_str(), ts[i].get()});
+  check_same_device(op, named);
+}
+}  // namespace
+
 TensorPtr cat(const std::vector<TensorPtr>& ts, int64_t dim) {
   if (ts.empty()) throw ValueError("[cat] expected a non-empty list of tensors");
-  std::vector<std::pair<const char*, const Tensor*>> named;
-  std::vector<std::string> names;
-  names.reserve(ts.size());
-  for (size_t i = 0; i < ts.size(); ++i) names.push_back("tensors[" + std::to_string(i) + "]");
-  for (size_t i = 0; i < ts.size(); ++i) named.push_back({names[i].c_str(), ts[i].get()});
-  check_same_device("cat", named);
+  check_list_devices("cat", ts);
   std::vector<Operand> ops(ts.begin(), ts.end());
   DType dt = result_type(ops);
   // torch skips legacy empty 1-D tensors of shape (0,) when the others have more dims.
@@ -168,6 +174,7 @@ TensorPtr cat(const std::vector<TensorPtr>& ts, int64_t dim) {
 
 TensorPtr stack(const std::vector<TensorPtr>& ts, int64_t dim) {
   if (ts.empty()) throw ValueError("[stack] expected a non-empty list of tensors");
+  check_list_devices("stack", ts);  // devices first, before the shape check below
   for (size_t i = 1; i < ts.size(); ++i)
     if (ts[i]->shape != ts[0]->shape)
       throw ValueError("[stack] expects each tensor to be equal size, but got " + shape_str(ts[0]->shape) +

@@ -171,10 +171,6 @@ void register_metal_devices() {
   if (auto rt = metal::make_metal_runtime())
     register_device(DeviceType::Metal, 0, "metal", std::make_unique<metal::MetalBackend>(std::move(rt), "Apple GPU"));
 #endif
-  // TEMPORARY while the backend's kernel families land: metal-sim is registered on request only,
-  // so the every-op-on-every-device tests stay meaningful for what is complete.
-  const char* enable = std::getenv("BESSEMER_ENABLE_METAL_SIM");
-  if (!enable || std::string(enable) != "1") return;
   register_device(DeviceType::MetalSim, 0, "metal-sim",
                   std::make_unique<metal::MetalBackend>(metal::make_sim_runtime(), "Metal simulator"));
 }
