@@ -4,7 +4,9 @@ The goal for sums is >= 0.8x numpy on a (4096, 4096) float32 array, over the las
 axis, contiguous and transposed (the two axes of the transposed view walk memory the other way).
 """
 
-from common import compare, header, np, torch, bm
+import numpy as np
+
+from common import bm, compare, header, torch
 
 N = 4096
 

@@ -14,6 +14,7 @@ THREADS = int(os.environ.get("BENCH_THREADS", "2"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
+import numpy as np  # noqa: E402,F401  (re-exported for the benchmark files)
 import torch  # noqa: E402
 
 import bessemer as bm  # noqa: E402
