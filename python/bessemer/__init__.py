@@ -39,6 +39,7 @@ int = int32  # noqa: A001
 
 from . import (
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
+    nn,
     testing,  # noqa: E402
 )
 from ._ops import (  # noqa: E402
@@ -95,8 +96,6 @@ from ._ops import (  # noqa: E402
     where,
     zeros,
 )
-
-from . import nn
 from .random import Generator, initial_seed, manual_seed, rand, randn
 
 __all__ = [name for name in dir() if not name.startswith("_")]
