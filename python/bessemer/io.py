@@ -5,9 +5,10 @@ A safetensors file is: 8 bytes holding N (unsigned, little-endian), N bytes of U
 padded with spaces to a multiple of 8, then the tensors' bytes (little-endian, C order), offsets
 counting from the end of the header. We write what the official ``safetensors`` library writes
 (same tensor order, same JSON, same padding), so files are byte-identical to its output (metadata
-keys aside: we sort them, it writes them in hash-map order), and
-we read with its validation rules: a file either loads completely or raises SafetensorsError (a
-ValueError) naming the file and what is wrong with it.
+keys aside: we sort them, it writes them in hash-map order). We read with its validation rules: a
+file either loads completely or raises SafetensorsError (a ValueError) naming the file and what is
+wrong with it. Where the official reader is ambiguous we are stricter: a key repeated in a JSON
+object (it keeps the last) and sizes beyond 2**63 - 1 in an empty tensor's shape are errors.
 
 The format is written here rather than through the ``safetensors`` package so that bfloat16 and
 tensors on any device go straight between the file and the device's memory, one copy each way.
