@@ -97,5 +97,7 @@ from ._ops import (  # noqa: E402
     zeros,
 )
 from .random import Generator, initial_seed, manual_seed, rand, randn
+from . import io
+from .io import SafetensorsError, load_file, load_model, save_file, save_model
 
 __all__ = [name for name in dir() if not name.startswith("_")]
