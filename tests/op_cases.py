@@ -255,7 +255,7 @@ def _pool_out(n, k, s, p, d, ceil):
 def _pool_windows(x, k, s, p, d, outs, fill):
     """One (..., OH, OW) array per window offset (i, j): the value there, or `fill` in padding."""
     (oh, ow), pads = outs, []
-    for n, o in zip(x.shape[-2:], outs):
+    for n, o in zip(x.shape[-2:], outs, strict=True):
         pads.append((p, max(p, (o - 1) * s + (k - 1) * d + 1 - n - p)))
     xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + pads, constant_values=fill)
     return [xp[..., i * d:i * d + (oh - 1) * s + 1:s, j * d:j * d + (ow - 1) * s + 1:s]
