@@ -16,7 +16,7 @@ bool bool_arg(const char* op, const char* name, const py::object& v) {
   return v.cast<bool>();
 }
 
-// An int, None, or a sequence of ints and Nones (None: keep that input size).
+// An int, or two ints or Nones (None: keep that input size).
 std::vector<std::optional<int64_t>> output_size_arg(const py::object& v) {
   auto one = [](const py::handle& h) -> std::optional<int64_t> {
     if (h.is_none()) return std::nullopt;
@@ -26,12 +26,14 @@ std::vector<std::optional<int64_t>> output_size_arg(const py::object& v) {
                       std::string(py::repr(h)));
     return x[0];
   };
+  if (v.is_none()) throw TypeError("[adaptive_avg_pool2d] output_size must be an int or a tuple of two, got None");
   if (py::isinstance<py::sequence>(v) && !py::isinstance<py::str>(v)) {
     std::vector<std::optional<int64_t>> r;
     for (auto item : v) r.push_back(one(item));
     return r;
   }
-  return {one(v)};
+  const std::optional<int64_t> n = one(v);
+  return {n, n};  // an int sizes both dims; a sequence must name both (checked by the op)
 }
 
 }  // namespace

@@ -152,14 +152,14 @@ TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
 TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::optional<int64_t>>& output_size) {
   const char* op = "adaptive_avg_pool2d";
   check_device_and_dtype(OpId::adaptive_avg_pool2d, input);
-  if (output_size.size() != 1 && output_size.size() != 2)
-    throw ValueError("[adaptive_avg_pool2d] output_size must be a single int or a tuple of two, got " +
-                     std::to_string(output_size.size()) + " values");
+  if (output_size.size() != 2)
+    throw ValueError("[adaptive_avg_pool2d] output_size must have two entries (H, W), got " +
+                     std::to_string(output_size.size()));
   check_input_shape(op, *input, 2);
   TensorPtr x4 = as_4d(input);
   Shape out = x4->shape;
   for (int d = 0; d < 2; ++d) {
-    const std::optional<int64_t>& s = output_size[output_size.size() == 1 ? 0 : d];
+    const std::optional<int64_t>& s = output_size[d];
     out[2 + d] = s ? *s : x4->shape[2 + d];  // None keeps the input size
     if (out[2 + d] < 0)
       throw ValueError("[adaptive_avg_pool2d] output_size must be non-negative, got " + std::to_string(out[2 + d]));

@@ -14,7 +14,7 @@ TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
                      const Dims& dilation, bool ceil_mode);
 TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
                      bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
-// output_size: one or two entries; nullopt keeps that input size.
+// output_size: (H, W); nullopt keeps that input size.
 TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::optional<int64_t>>& output_size);
 
 // torch's pooling output size along one dim (ceil_mode: the last window must start inside the
