@@ -252,6 +252,8 @@ ADAPTIVE_ARGS = [
     ((2, 3, 7, 11), (0, 3)),  # an empty output
     ((3, 7, 11), (2, 3)),
     ((2, 512, 7, 7), 1),  # ResNet's head (the CPU's contiguous global-pool path)
+    ((3, 1, 16, 16), 1),  # one channel: planes spaced by the batch stride
+    ((2, 3, 40, 40), 1),  # planes too long for the short-plane sum
 ]
 
 
