@@ -159,3 +159,27 @@ struct SoftmaxArgs {
   bm_i64 in_strides[BM_MAX_DIMS];
   bm_i64 out_strides[BM_MAX_DIMS];
 };
+
+// max_pool2d / avg_pool2d / adaptive_avg_pool2d (shaders/pool.metal): one thread per output element
+// of a (N, C, OH, OW) output read from a (N, C, H, W) input, element strides in [n, c, h, w] order.
+// Thread t of a launch handles output element t of planes plane_base.. (plane = n * C + c), so
+// launches can be split by planes. Window fields follow torch's arguments; divisor 0: none.
+struct PoolArgs {
+  bm_i64 n_out;        // output elements in this launch
+  bm_i64 plane_base;
+  bm_i64 C;
+  bm_i64 H;
+  bm_i64 W;
+  bm_i64 OH;
+  bm_i64 OW;
+  bm_i64 in_offset;
+  bm_i64 out_offset;
+  bm_i64 in_strides[4];
+  bm_i64 out_strides[4];
+  bm_i32 ksize[2];     // kernel_size ("kernel" is an MSL keyword)
+  bm_i32 stride[2];
+  bm_i32 padding[2];
+  bm_i32 dilation[2];
+  bm_i32 count_include_pad;
+  bm_i32 divisor;
+};

@@ -241,3 +241,79 @@ CASES: list[Case] = [
     *REDUCE_CASES,
     *SOFTMAX_CASES,
 ]
+
+
+# ---- pooling (tests/test_pool.py compares many more argument combinations with torch) ----
+# Inputs are (N, C, H, W); the harness's "0d" and "empty" (W == 0) layouts are errors, as in torch.
+
+def _pool_out(n, k, s, p, d, ceil):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    o = num // s + 1
+    return o - 1 if ceil and (o - 1) * s >= n + p else o
+
+
+def _pool_windows(x, k, s, p, d, outs, fill):
+    """One (..., OH, OW) array per window offset (i, j): the value there, or `fill` in padding."""
+    (oh, ow), pads = outs, []
+    for n, o in zip(x.shape[-2:], outs, strict=True):
+        pads.append((p, max(p, (o - 1) * s + (k - 1) * d + 1 - n - p)))
+    xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + pads, constant_values=fill)
+    return [xp[..., i * d:i * d + (oh - 1) * s + 1:s, j * d:j * d + (ow - 1) * s + 1:s]
+            for i in range(k) for j in range(k)]
+
+
+def _np_max_pool(k, s, p, d=1, ceil=False):
+    def ref(x):
+        outs = [_pool_out(n, k, s, p, d, ceil) for n in x.shape[-2:]]
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        return np.max(np.stack(_pool_windows(x, k, s, p, d, outs, fill)), axis=0)
+    return ref
+
+
+def _np_avg_pool(k, s, p, ceil=False, include_pad=True):
+    def ref(x):
+        H, W = x.shape[-2:]
+        outs = [_pool_out(n, k, s, p, 1, ceil) for n in (H, W)]
+        total = np.sum(np.stack(_pool_windows(x, k, s, p, 1, outs, 0.0)), axis=0)
+        # the count with padding clips the window to the padded input, without it to the input
+        ones = np.ones((H + 2 * p, W + 2 * p) if include_pad else (H, W))
+        count = np.sum(np.stack(_pool_windows(ones, k, s, 0 if include_pad else p, 1, outs, 0.0)), axis=0)
+        return total / count
+    return ref
+
+
+def _np_adaptive_avg_pool(oh, ow):
+    def ref(x):
+        H, W = x.shape[-2:]
+        out = np.empty(x.shape[:-2] + (oh, ow))
+        for i in range(oh):
+            for j in range(ow):
+                hs, he = i * H // oh, -(-(i + 1) * H // oh)
+                ws, we = j * W // ow, -(-(j + 1) * W // ow)
+                out[..., i, j] = x[..., hs:he, ws:we].mean(axis=(-2, -1))
+        return out
+    return ref
+
+
+_POOL_ERRORS = {"0d": ValueError, "empty": ValueError}
+_POOL_SHAPE = (2, 3, 5, 6)
+
+POOL_CASES: list[Case] = [
+    Case("max_pool2d", lambda x: bm.nn.functional.max_pool2d(x, 3, 2, 1), _np_max_pool(3, 2, 1),
+         dtypes=FLOATS + INTS, shape=_POOL_SHAPE, errors=_POOL_ERRORS),
+    Case("max_pool2d", lambda x: bm.nn.functional.max_pool2d(x, 2), _np_max_pool(2, 2, 0),
+         dtypes=FLOATS + INTS, shape=_POOL_SHAPE, errors=_POOL_ERRORS, variant="k2"),
+    Case("max_pool2d", lambda x: bm.nn.functional.max_pool2d(x, 2, 2, 1, dilation=2, ceil_mode=True),
+         _np_max_pool(2, 2, 1, 2, True), dtypes=FLOATS + INTS, shape=_POOL_SHAPE, errors=_POOL_ERRORS,
+         variant="dilation_ceil"),
+    Case("avg_pool2d", lambda x: bm.nn.functional.avg_pool2d(x, 3, 2, 1), _np_avg_pool(3, 2, 1),
+         dtypes=list(FLOATS), shape=_POOL_SHAPE, errors=_POOL_ERRORS),
+    Case("avg_pool2d", lambda x: bm.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+         _np_avg_pool(3, 2, 1, True, False), dtypes=list(FLOATS), shape=_POOL_SHAPE, errors=_POOL_ERRORS,
+         variant="ceil_exclude_pad"),
+    Case("adaptive_avg_pool2d", lambda x: bm.nn.functional.adaptive_avg_pool2d(x, (3, 4)),
+         _np_adaptive_avg_pool(3, 4), dtypes=list(FLOATS), shape=_POOL_SHAPE, errors=_POOL_ERRORS),
+    Case("adaptive_avg_pool2d", lambda x: bm.nn.functional.adaptive_avg_pool2d(x, 1),
+         _np_adaptive_avg_pool(1, 1), dtypes=list(FLOATS), shape=_POOL_SHAPE, errors=_POOL_ERRORS, variant="1x1"),
+]
+CASES += POOL_CASES

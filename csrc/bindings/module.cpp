@@ -10,6 +10,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_random(m);
   bm::bind::init_metal(m);
   bm::bind::init_io(m);
+  bm::bind::init_pool(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

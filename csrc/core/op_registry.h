@@ -46,6 +46,11 @@ struct OpArgs {
   int64_t dim = 0;                // softmax / log_softmax
   DType out_dtype = DType::Float32;  // Cast / Factory rules
   uint64_t seed = 0, rng_offset = 0;  // uniform / normal: Philox key and first counter block
+  // max_pool2d / avg_pool2d (core/ops_nn_pool.cpp): window size, stride, padding, dilation as (h, w);
+  // avg_pool2d's count_include_pad and divisor_override (0: none). adaptive_avg_pool2d needs none.
+  std::array<int64_t, 2> pool_kernel{}, pool_stride{}, pool_padding{}, pool_dilation{};
+  bool pool_count_include_pad = true;
+  int64_t pool_divisor = 0;
 };
 
 struct KernelCall {

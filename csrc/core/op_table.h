@@ -56,4 +56,7 @@
   X(log_softmax, 1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(matmul,      2, 1, Promote,      Matmul,      kFloatMask | kIntMask)     \
   X(uniform,     0, 1, Factory,      Given,       kFloatMask)                   \
-  X(normal,      0, 1, Factory,      Given,       kFloatMask)
+  X(normal,      0, 1, Factory,      Given,       kFloatMask)                   \
+  X(max_pool2d,  1, 1, Same,         Given,       kFloatMask | kIntMask)        \
+  X(avg_pool2d,  1, 1, FloatOnly,    Given,       kFloatMask)                   \
+  X(adaptive_avg_pool2d, 1, 1, FloatOnly, Given,  kFloatMask)

@@ -4,5 +4,7 @@ from . import functional, init
 from .layers import Flatten, Identity, Linear, ReLU, Sequential
 from .module import Module
 from .parameter import Parameter
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
 __all__ = ["Module", "Parameter", "Linear", "ReLU", "Flatten", "Identity", "Sequential", "functional", "init"]
+__all__ += ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]

@@ -18,3 +18,22 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 softmax = _ops.softmax
 log_softmax = _ops.log_softmax
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    """Max over windows of an (N, C, H, W) or (C, H, W) input; padding is -inf; NaN propagates."""
+    if return_indices:
+        raise _core.UnsupportedError("[max_pool2d] return_indices=True is not supported yet")
+    return _core.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over windows; half types accumulate in float32."""
+    return _core.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Mean over the windows that split H and W into output_size parts (None keeps a size)."""
+    return _core.adaptive_avg_pool2d(input, output_size)

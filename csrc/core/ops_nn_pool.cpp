@@ -1,0 +1,170 @@
+// Pooling ops: argument checks and output shapes in torch's order and with torch's formulas, then
+// the kernels (csrc/cpu/pool.cpp, csrc/metal/ops_pool.cpp) through the dispatcher. The kernels see
+// a 4-D input and a 4-D output of the final shape; (C, H, W) inputs are viewed as (1, C, H, W).
+#include "core/ops_nn_pool.h"
+
+#include <array>
+#include <string>
+
+#include "core/errors.h"
+
+namespace bm {
+
+namespace {
+
+using Pair = std::array<int64_t, 2>;
+
+// Values beyond this make the window arithmetic overflow long before they could make sense.
+constexpr int64_t kMaxWindowArg = (int64_t(1) << 31) - 1;
+
+std::string pair_str(const Pair& p) { return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")"; }
+
+// One value for both dims or two (h, w); `fallback` when empty and a fallback is given.
+Pair pair_arg(const char* op, const char* name, const Dims& v, const Pair* fallback = nullptr) {
+  if (v.empty() && fallback) return *fallback;
+  if (v.size() != 1 && v.size() != 2)
+    throw ValueError(std::string("[") + op + "] " + name + " must be a single int or a tuple of two ints, got " +
+                     std::to_string(v.size()) + " values");
+  Pair p = v.size() == 1 ? Pair{v[0], v[0]} : Pair{v[0], v[1]};
+  for (int64_t x : p)
+    if (x > kMaxWindowArg)
+      throw ValueError(std::string("[") + op + "] " + name + " " + pair_str(p) + " is too large (at most 2**31 - 1)");
+  return p;
+}
+
+// The device is checked first even for one input, so every op keeps the same order.
+void check_device_and_dtype(OpId op, const TensorPtr& input) {
+  check_same_device(op_row(op).name, {{"input", input.get()}});
+  check_dtype_supported(op, input->dtype, input->device());
+}
+
+// (N, C, H, W) or (C, H, W); `nonzero_from`: the first dim that must be non-empty, counted from
+// the end (3: C, H and W; 2: H and W only, as torch's adaptive pooling allows C == 0).
+void check_input_shape(const char* op, const Tensor& x, int nonzero_from) {
+  bool ok = x.ndim() == 3 || x.ndim() == 4;
+  for (int k = 1; ok && k <= nonzero_from; ++k) ok = x.shape[x.ndim() - k] != 0;
+  if (!ok) {
+    const char* which = nonzero_from == 3 ? "C, H and W" : "H and W";
+    throw ValueError(std::string("[") + op + "] expected a 3-D (C, H, W) or 4-D (N, C, H, W) input with non-zero " +
+                     which + ", got shape " + shape_str(x.shape));
+  }
+}
+
+struct Window {
+  Pair kernel, stride, padding, dilation;
+};
+
+Window check_window(const char* op, const Dims& kernel_size, const Dims& stride, const Dims& padding,
+                    const Dims& dilation) {
+  Window w;
+  w.kernel = pair_arg(op, "kernel_size", kernel_size);
+  w.stride = pair_arg(op, "stride", stride, &w.kernel);
+  w.padding = pair_arg(op, "padding", padding);
+  w.dilation = pair_arg(op, "dilation", dilation);
+  auto positive = [&](const char* name, const Pair& p) {
+    if (p[0] <= 0 || p[1] <= 0)
+      throw ValueError(std::string("[") + op + "] " + name + " must be greater than zero, got " + pair_str(p));
+  };
+  positive("kernel_size", w.kernel);
+  positive("stride", w.stride);
+  positive("dilation", w.dilation);
+  if (w.padding[0] < 0 || w.padding[1] < 0)
+    throw ValueError(std::string("[") + op + "] padding must be non-negative, got " + pair_str(w.padding));
+  // torch compares with half the kernel size itself, not the dilated extent.
+  if (w.padding[0] > w.kernel[0] / 2 || w.padding[1] > w.kernel[1] / 2)
+    throw ValueError(std::string("[") + op + "] padding should be at most half of kernel_size, got padding " +
+                     pair_str(w.padding) + " and kernel_size " + pair_str(w.kernel));
+  return w;
+}
+
+// The output (N, C, OH, OW) for a 4-D view of the input; ValueError when a dim comes out < 1.
+Shape window_output(const char* op, const Tensor& x4, const Tensor& input, const Window& w, bool ceil_mode) {
+  Shape out = x4.shape;
+  for (int d = 0; d < 2; ++d)
+    out[2 + d] = pool_output_size(x4.shape[2 + d], w.kernel[d], w.stride[d], w.padding[d], w.dilation[d], ceil_mode);
+  if (out[2] < 1 || out[3] < 1)
+    throw ValueError(std::string("[") + op + "] output size is too small: input " + shape_str(input.shape) +
+                     " gives (H, W) = (" + std::to_string(out[2]) + ", " + std::to_string(out[3]) +
+                     ") with kernel_size " + pair_str(w.kernel) + ", stride " + pair_str(w.stride) + ", padding " +
+                     pair_str(w.padding) + ", dilation " + pair_str(w.dilation));
+  return out;
+}
+
+TensorPtr as_4d(const TensorPtr& x) { return x->ndim() == 3 ? unsqueeze(x, 0) : x; }
+
+// Runs the op into a fresh (N, C, OH, OW) output and gives it the input's rank back.
+TensorPtr run_pool(OpId op, const TensorPtr& input, const TensorPtr& x4, const Shape& out_shape, const OpArgs& a) {
+  TensorPtr out = empty_tensor(out_shape, input->dtype, input->device());
+  run_op_into(op, {x4}, a, out);
+  if (input->ndim() == 4) return out;
+  Shape s3(out_shape.begin() + 1, out_shape.end());
+  return make_view(out, s3, contiguous_strides(s3), out->offset);
+}
+
+}  // namespace
+
+int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
+  int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t q = num / stride;
+  if (num % stride != 0 && num < 0) --q;  // floor division, as torch's div_rtn
+  int64_t out = q + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;  // the last window must start inside
+  return out;
+}
+
+TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
+                     const Dims& dilation, bool ceil_mode) {
+  const char* op = "max_pool2d";
+  check_device_and_dtype(OpId::max_pool2d, input);
+  Window w = check_window(op, kernel_size, stride, padding, dilation);
+  check_input_shape(op, *input, 3);
+  TensorPtr x4 = as_4d(input);
+  Shape out = window_output(op, *x4, *input, w, ceil_mode);
+  OpArgs a;
+  a.pool_kernel = w.kernel;
+  a.pool_stride = w.stride;
+  a.pool_padding = w.padding;
+  a.pool_dilation = w.dilation;
+  return run_pool(OpId::max_pool2d, input, x4, out, a);
+}
+
+TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
+                     bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool2d";
+  check_device_and_dtype(OpId::avg_pool2d, input);
+  Window w = check_window(op, kernel_size, stride, padding, Dims{1});
+  if (divisor_override && *divisor_override == 0) throw ValueError("[avg_pool2d] divisor_override must not be zero");
+  if (divisor_override && (*divisor_override > kMaxWindowArg || *divisor_override < -kMaxWindowArg))
+    throw ValueError("[avg_pool2d] divisor_override " + std::to_string(*divisor_override) + " is too large");
+  check_input_shape(op, *input, 3);
+  TensorPtr x4 = as_4d(input);
+  Shape out = window_output(op, *x4, *input, w, ceil_mode);
+  OpArgs a;
+  a.pool_kernel = w.kernel;
+  a.pool_stride = w.stride;
+  a.pool_padding = w.padding;
+  a.pool_dilation = w.dilation;
+  a.pool_count_include_pad = count_include_pad;
+  a.pool_divisor = divisor_override ? *divisor_override : 0;
+  return run_pool(OpId::avg_pool2d, input, x4, out, a);
+}
+
+TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::optional<int64_t>>& output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  check_device_and_dtype(OpId::adaptive_avg_pool2d, input);
+  if (output_size.size() != 2)
+    throw ValueError("[adaptive_avg_pool2d] output_size must have two entries (H, W), got " +
+                     std::to_string(output_size.size()));
+  check_input_shape(op, *input, 2);
+  TensorPtr x4 = as_4d(input);
+  Shape out = x4->shape;
+  for (int d = 0; d < 2; ++d) {
+    const std::optional<int64_t>& s = output_size[d];
+    out[2 + d] = s ? *s : x4->shape[2 + d];  // None keeps the input size
+    if (out[2 + d] < 0)
+      throw ValueError("[adaptive_avg_pool2d] output_size must be non-negative, got " + std::to_string(out[2 + d]));
+  }
+  return run_pool(OpId::adaptive_avg_pool2d, input, x4, out, OpArgs{});
+}
+
+}  // namespace bm

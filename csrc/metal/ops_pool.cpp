@@ -1,0 +1,62 @@
+// max_pool2d, avg_pool2d, adaptive_avg_pool2d on Metal (shaders/pool.metal): one thread per output
+// element, the input read through its strides. The kernels see a 4-D input and output (core/
+// ops_nn_pool.cpp checked the arguments); launches are split by planes so thread ids fit in 32 bits.
+#include <algorithm>
+#include <string>
+
+#include "core/errors.h"
+#include "metal/kernels.h"
+
+namespace bm::metal {
+
+namespace {
+
+// Threads per launch at most: grid positions are 32-bit in the shaders.
+constexpr int64_t kMaxThreads = int64_t(1) << 31;
+
+void pool_kernel(const KernelCall& c, const char* base) {
+  const Tensor& in = *c.in[0];
+  const Tensor& out = *c.out;
+  const OpArgs& o = *c.args;
+  MetalBackend& be = backend_of(out);
+  PoolArgs a{};
+  a.C = in.shape[1], a.H = in.shape[2], a.W = in.shape[3], a.OH = out.shape[2], a.OW = out.shape[3];
+  a.in_offset = in.offset, a.out_offset = out.offset;
+  for (int d = 0; d < 4; ++d) a.in_strides[d] = in.strides[d], a.out_strides[d] = out.strides[d];
+  for (int d = 0; d < 2; ++d) {
+    a.ksize[d] = int32_t(o.pool_kernel[d]);
+    a.stride[d] = int32_t(o.pool_stride[d]);
+    a.padding[d] = int32_t(o.pool_padding[d]);
+    a.dilation[d] = int32_t(o.pool_dilation[d]);
+  }
+  a.count_include_pad = o.pool_count_include_pad;
+  a.divisor = int32_t(o.pool_divisor);
+  const int64_t planes = in.shape[0] * in.shape[1], per_plane = a.OH * a.OW;
+  if (per_plane > kMaxThreads)
+    throw ValueError(std::string("[") + base + "] an output plane of " + std::to_string(per_plane) +
+                     " elements is more than one Metal launch can address");
+  const int64_t step = kMaxThreads / per_plane;
+  for (int64_t p0 = 0; p0 < planes; p0 += step) {
+    a.plane_base = p0;
+    a.n_out = std::min(step, planes - p0) * per_plane;
+    be.dispatch(kernel_name(base, in.dtype), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2,
+                Size3{uint64_t(a.n_out), 1, 1}, group_1d(a.n_out));
+  }
+}
+
+void max_pool_kernel(const KernelCall& c) { pool_kernel(c, "max_pool2d"); }
+void avg_pool_kernel(const KernelCall& c) { pool_kernel(c, "avg_pool2d"); }
+void adaptive_avg_pool_kernel(const KernelCall& c) { pool_kernel(c, "adaptive_avg_pool2d"); }
+
+}  // namespace
+
+void register_pool_kernels(MetalBackend& b) {
+  const std::pair<OpId, Kernel> ops[] = {{OpId::max_pool2d, &max_pool_kernel},
+                                         {OpId::avg_pool2d, &avg_pool_kernel},
+                                         {OpId::adaptive_avg_pool2d, &adaptive_avg_pool_kernel}};
+  for (const auto& [op, k] : ops)
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (DType(i) != DType::Float64 && (op_row(op).dtypes & bit(DType(i)))) b.set_kernel(op, DType(i), k);
+}
+
+}  // namespace bm::metal
