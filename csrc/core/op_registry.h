@@ -46,6 +46,9 @@ struct OpArgs {
   int64_t dim = 0;                // softmax / log_softmax
   DType out_dtype = DType::Float32;  // Cast / Factory rules
   uint64_t seed = 0, rng_offset = 0;  // uniform / normal: Philox key and first counter block
+  double norm_eps = 1e-5;            // layer_norm: added to the variance
+  int64_t norm_ndim = 1;             // layer_norm: how many trailing dims are normalised together
+  bool norm_weight = false, norm_bias = false;  // layer_norm: inputs 1.. are weight then bias, if given
 };
 
 struct KernelCall {

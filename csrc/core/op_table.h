@@ -56,4 +56,9 @@
   X(log_softmax, 1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(matmul,      2, 1, Promote,      Matmul,      kFloatMask | kIntMask)     \
   X(uniform,     0, 1, Factory,      Given,       kFloatMask)                   \
-  X(normal,      0, 1, Factory,      Given,       kFloatMask)
+  X(normal,      0, 1, Factory,      Given,       kFloatMask)                   \
+  X(gelu,        1, 1, FloatOnly,    Elementwise, kFloatMask)                   \
+  X(gelu_tanh,   1, 1, FloatOnly,    Elementwise, kFloatMask)                   \
+  X(silu,        1, 1, FloatOnly,    Elementwise, kFloatMask)                   \
+  X(layer_norm,  3, 1, FloatOnly,    Given,       kFloatMask)                   \
+  X(batch_norm,  3, 1, Cast,         Given,       kFloatMask)

@@ -1,5 +1,6 @@
 // Unary elementwise kernels: neg abs relu clamp (float and int) and exp log sqrt rsqrt sin cos
-// tanh sigmoid (float; the dispatcher casts bool/int inputs to float32 first). float16/bfloat16
+// tanh sigmoid (float; the dispatcher casts bool/int inputs to float32 first), and the
+// activations silu gelu gelu_tanh (floating inputs only, as in torch). float16/bfloat16
 // compute in float32 and round once on store.
 #include <cmath>
 #include <limits>
@@ -56,6 +57,17 @@ BM_UNARY(tanh, return std::tanh(x))
 // exp of -|x| never overflows, and for x < 0 the result e/(1+e) keeps its relative precision
 // (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
 BM_UNARY(sigmoid, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x >= C(0) ? r : e * r)
+// silu(x) = x * sigmoid(x), with the stable sigmoid above (no overflow for x << 0).
+BM_UNARY(silu, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x * (x >= C(0) ? r : e * r))
+// gelu(x) = x * Phi(x) = x/2 * (1 + erf(x/sqrt2)). For x < 0, 1 + erf(x/sqrt2) cancels (at x = -5
+// float32 keeps ~3 bits of it), so that side uses erfc(-x/sqrt2), which is the same value computed
+// without the cancellation. shaders/erf.h follows the same split.
+BM_UNARY(gelu, const C z = x * C(0.70710678118654752440);
+         return x >= C(0) ? C(0.5) * x * (C(1) + std::erf(z)) : C(0.5) * x * std::erfc(-z))
+// The tanh approximation x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as the
+// identical x * sigmoid(2u), whose stable form does not cancel for x < 0.
+BM_UNARY(gelu_tanh, const C u2 = C(2 * 0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+         C e = std::exp(-std::abs(u2)); C r = C(1) / (C(1) + e); return x * (u2 >= C(0) ? r : e * r))
 #undef BM_UNARY
 
 // clamp(x, min, max) = min(max(x, lo), hi) as torch computes it: a NaN input stays NaN, a NaN
@@ -101,6 +113,9 @@ void register_unary_kernels(Backend& b) {
   register_for_row<cos_kernel>(b, OpId::cos);
   register_for_row<tanh_kernel>(b, OpId::tanh);
   register_for_row<sigmoid_kernel>(b, OpId::sigmoid);
+  register_for_row<silu_kernel>(b, OpId::silu);
+  register_for_row<gelu_kernel>(b, OpId::gelu);
+  register_for_row<gelu_tanh_kernel>(b, OpId::gelu_tanh);
 }
 
 }  // namespace bm::cpu

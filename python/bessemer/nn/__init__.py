@@ -6,3 +6,8 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "ReLU", "Flatten", "Identity", "Sequential", "functional", "init"]
+
+from .activation import GELU, SiLU  # noqa: E402
+from .normalization import BatchNorm2d, LayerNorm  # noqa: E402
+
+__all__ += ["BatchNorm2d", "LayerNorm", "GELU", "SiLU"]
