@@ -249,6 +249,7 @@ CASES: list[Case] = [
 
 import math  # noqa: E402  (appended section; the file's own imports stay as they are)
 
+
 def _gelu_ref(x):
     erfc = np.vectorize(math.erfc, otypes=[np.float64])
     return x * 0.5 * erfc(-x / math.sqrt(2)) if x.size else x

@@ -60,10 +60,16 @@ BM_UNARY(sigmoid, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return 
 // silu(x) = x * sigmoid(x), with the stable sigmoid above (no overflow for x << 0).
 BM_UNARY(silu, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x * (x >= C(0) ? r : e * r))
 // gelu(x) = x * Phi(x) = x/2 * (1 + erf(x/sqrt2)). For x < 0, 1 + erf(x/sqrt2) cancels (at x = -5
-// float32 keeps ~3 bits of it), so that side uses erfc(-x/sqrt2), which is the same value computed
-// without the cancellation. shaders/erf.h follows the same split.
-BM_UNARY(gelu, const C z = x * C(0.70710678118654752440);
-         return x >= C(0) ? C(0.5) * x * (C(1) + std::erf(z)) : C(0.5) * x * std::erfc(-z))
+// float32 keeps ~3 bits of it), so that side uses erfc(-x/sqrt2), the same value without the
+// cancellation (shaders/erf.h follows the same split). float computes in double: rounding x/sqrt2
+// to float would cost erfc 2 z^2 ulp in the tail (160 ulp at x = -11.6).
+template <typename C>
+C gelu_exact(C x) {
+  using D = std::conditional_t<std::is_same_v<C, float>, double, C>;
+  const D xd = D(x), z = xd * D(0.70710678118654752440);
+  return C(xd >= D(0) ? D(0.5) * xd * (D(1) + std::erf(z)) : D(0.5) * xd * std::erfc(-z));
+}
+BM_UNARY(gelu, return gelu_exact(x))
 // The tanh approximation x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as the
 // identical x * sigmoid(2u), whose stable form does not cancel for x < 0.
 BM_UNARY(gelu_tanh, const C u2 = C(2 * 0.79788456080286535588) * (x + C(0.044715) * x * x * x);
