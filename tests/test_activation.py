@@ -43,7 +43,7 @@ def test_gelu_float32_is_accurate_to_a_few_ulp(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_gelu_tanh_and_silu_are_accurate(device):
-    """silu within 3 ulp. gelu_tanh = x * sigmoid(2u): its float32 argument 2u = O(x^3) carries
+    """silu within 4 ulp. gelu_tanh = x * sigmoid(2u): its float32 argument 2u = O(x^3) carries
     ~1 ulp, which exp turns into |2u| ulp of the result, so the bound scales with |2u| (torch's
     float32 x/2 (1 + tanh(u)) is far worse there: it cancels to 0)."""
     x64 = GRID.astype(np.float64)
@@ -54,7 +54,7 @@ def test_gelu_tanh_and_silu_are_accurate(device):
     bound = 3 * np.maximum(1, np.abs(u2))
     assert np.all(err <= bound), f"gelu_tanh: {err.max():.2f} ulp at x = {GRID[(err / bound).argmax()]!r}"
     err = ulp_error(to_numpy(F.silu(bm.tensor(GRID, device=device))), silu_exact)
-    assert err.max() <= 3, f"silu: max error {err.max():.2f} ulp at x = {GRID[err.argmax()]!r}"
+    assert err.max() <= 4, f"silu: max error {err.max():.2f} ulp at x = {GRID[err.argmax()]!r}"
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -83,15 +83,17 @@ def test_activations_keep_dtype_and_match_torch(device, dtype):
 
 
 def test_metal_sim_agrees_with_cpu():
-    """silu and gelu_tanh use exp on both sides (the simulator calls the CPU's libm): bit for bit.
-    gelu uses libm's erf on the CPU and shaders/erf.h on Metal: within 4 ulp of each other."""
+    """The CPU computes exp with exp_f32 and gelu with libm's erf/erfc in double; Metal with
+    precise::exp and shaders/erf.h. The simulator runs the shaders: within a few ulp of the CPU."""
     if "metal-sim:0" not in DEVICES:
         pytest.skip("no metal-sim device in this build")
     cpu, sim = bm.tensor(GRID), bm.tensor(GRID, device="metal-sim")
-    for fn in (F.silu, lambda x: F.gelu(x, approximate="tanh")):
-        np.testing.assert_array_equal(to_numpy(fn(sim)), to_numpy(fn(cpu)))
-    err = ulp_error(to_numpy(F.gelu(sim)), to_numpy(F.gelu(cpu)).astype(np.float64))
-    assert err.max() <= 4
+    x64 = GRID.astype(np.float64)
+    u2 = np.abs(2 * math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3))
+    for name, fn, bound in [("silu", F.silu, 6), ("gelu", F.gelu, 5),
+                            ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), 6 * np.maximum(1, u2))]:
+        err = ulp_error(to_numpy(fn(sim)), to_numpy(fn(cpu)).astype(np.float64))
+        assert np.all(err <= bound), f"{name}: {err.max():.2f} ulp apart at x = {GRID[err.argmax()]!r}"
 
 
 @pytest.mark.parametrize("device", DEVICES)
