@@ -5,6 +5,7 @@ new function here.
 """
 
 import numpy as np
+
 from common import bm, compare, header, torch
 
 
