@@ -197,6 +197,18 @@ def test_layer_norm_strided_weight_and_bias(device):
     assert_close(F.layer_norm(ours(x, device), 7, w, b), want.numpy(), 1e-5, 1e-5)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("k", [1, 9])
+def test_layer_norm_over_many_unmergeable_dims(device, k):
+    """10 dims of size 2, reversed: no two dims merge. k=9 gives a row of 9 strided dims (more than a
+    Metal kernel takes: the host copies first), k=1 gives 9 row dims (the host splits the launch)."""
+    a = rand((2,) * 10, 5)
+    x = ours(a, device).permute(*range(9, -1, -1))
+    xv = a.transpose(*range(9, -1, -1))
+    want = TF.layer_norm(T(xv), xv.shape[-k:])
+    assert_close(F.layer_norm(x, x.shape[-k:]), want.numpy(), 1e-5, 1e-5)
+
+
 def test_layer_norm_long_rows_on_cpu():
     """Rows of many thousand elements, offset from zero: the blocked float32 sums stay accurate."""
     x = rand((3, 20000), 8, 2.0, 1000.0)

@@ -1,5 +1,6 @@
 // layer_norm and batch_norm: argument checks and preparation in front of their kernels
 // (csrc/cpu/norm.cpp, csrc/metal/ops_norm.cpp + shaders/norm.metal).
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
