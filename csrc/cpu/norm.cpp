@@ -11,6 +11,7 @@
 
 #include "cpu/elementwise.h"
 #include "cpu/kernels.h"
+#include "cpu/norm_f32.h"
 
 namespace bm::cpu {
 
@@ -124,8 +125,14 @@ void layer_norm_impl(const KernelCall& c) {
         for_each_offset(x_cols, [&](int64_t j, int64_t off) { in_buf[size_t(j)] = A(xr[off]); });
         v = in_buf.data();
       }
-      const A mean = blocked_sum<A>(n, [v](int64_t j) { return v[j]; }) / A(n);
-      const A var = blocked_sum<A>(n, [v, mean](int64_t j) { A d = v[j] - mean; return d * d; }) / A(n);
+      A mean, var;
+      if constexpr (std::is_same_v<A, float>) {  // float and the half types: the AVX2/AVX-512 rows
+        mean = sum_f32(v, n) / A(n);
+        var = sq_dev_sum_f32(v, n, mean) / A(n);
+      } else {
+        mean = blocked_sum<A>(n, [v](int64_t j) { return v[j]; }) / A(n);
+        var = blocked_sum<A>(n, [v, mean](int64_t j) { A d = v[j] - mean; return d * d; }) / A(n);
+      }
       const A rstd = A(1) / std::sqrt(var + eps);
       // y[j] = (v[j] - mean) * rstd [* w[j]] [+ b[j]], written straight to a dense output row.
       auto write = [&](auto* y) {
@@ -135,7 +142,10 @@ void layer_norm_impl(const KernelCall& c) {
         else if (b) for (int64_t j = 0; j < n; ++j) y[j] = Y((v[j] - mean) * rstd + A(b[j]));
         else for (int64_t j = 0; j < n; ++j) y[j] = Y((v[j] - mean) * rstd);
       };
-      if (direct_out) {
+      if constexpr (std::is_same_v<T, float>) {
+        normalize_f32(v, n, mean, rstd, w, b, direct_out ? orow : out_buf.data());
+        if (!direct_out) for_each_offset(o_cols, [&](int64_t j, int64_t off) { orow[off] = out_buf[size_t(j)]; });
+      } else if (direct_out) {
         write(orow);
       } else {
         write(out_buf.data());
@@ -165,7 +175,8 @@ struct BatchNormKernel {
           T* o = reinterpret_cast<T*>(p[0]);
           const T* x = reinterpret_cast<const T*>(p[1]);
           const A s = *reinterpret_cast<const A*>(p[2]), t = *reinterpret_cast<const A*>(p[3]);
-          for (int64_t k = 0; k < n; ++k) o[k] = T(A(x[k]) * s + t);
+          if constexpr (std::is_same_v<T, float>) scale_shift_f32(x, s, t, o, n);  // AVX2/AVX-512 rows
+          else for (int64_t k = 0; k < n; ++k) o[k] = T(A(x[k]) * s + t);
         } else {
           for (int64_t k = 0; k < n; ++k)
             *reinterpret_cast<T*>(p[0] + k * st[0]) =
