@@ -1,13 +1,52 @@
-"""nn ops: bessemer CPU against torch CPU (same thread count), one function per benchmark; main()
-runs them all. Add a benchmark as a new function and a call in main()."""
+"""Neural-network ops and layers: bessemer CPU vs torch CPU.
 
-from __future__ import annotations
+main() runs every module-level function named bench_* in name order, so a new benchmark is just a
+new function here.
+"""
 
 import numpy as np
 
 from common import bm, compare, header, torch
 
-F = bm.nn.functional
+
+def bench_norms():
+    """batch_norm in eval (ResNet-18's shape after the stem) and layer_norm over the last dim of a
+    transformer-sized activation; plus the activations. GB/s counts bytes read and written."""
+    import torch.nn.functional as TF
+
+    from bessemer.nn import functional as F
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 64, 56, 56)).astype(np.float32)
+    c = a.shape[1]
+    mean, var = rng.standard_normal(c).astype(np.float32), rng.uniform(0.5, 2, c).astype(np.float32)
+    w, b = rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    x, t = bm.from_numpy(a), torch.from_numpy(a)
+    bms = [bm.from_numpy(v) for v in (mean, var, w, b)]
+    ts = [torch.from_numpy(v) for v in (mean, var, w, b)]
+    compare("batch_norm eval (8, 64, 56, 56) f32",
+            {"bessemer": lambda: F.batch_norm(x, *bms[:2], *bms[2:], training=False),
+             "torch": lambda: TF.batch_norm(t, *ts[:2], *ts[2:], training=False)},
+            work=2 * a.nbytes, unit="GB/s", goal=("torch", 1.0))
+
+    a = rng.standard_normal((64, 128, 768)).astype(np.float32)
+    w, b = rng.standard_normal(768).astype(np.float32), rng.standard_normal(768).astype(np.float32)
+    x, t = bm.from_numpy(a), torch.from_numpy(a)
+    bw, bb, tw, tb = bm.from_numpy(w), bm.from_numpy(b), torch.from_numpy(w), torch.from_numpy(b)
+    compare("layer_norm last dim (64, 128, 768) f32",
+            {"bessemer": lambda: F.layer_norm(x, 768, bw, bb), "torch": lambda: TF.layer_norm(t, (768,), tw, tb)},
+            work=2 * a.nbytes, unit="GB/s", goal=("torch", 1.0))
+    xt, tt = x.transpose(0, 1), t.transpose(0, 1)  # rows still dense, rows' order strided
+    compare("layer_norm last dim, transposed view",
+            {"bessemer": lambda: F.layer_norm(xt, 768, bw, bb), "torch": lambda: TF.layer_norm(tt, (768,), tw, tb)},
+            work=2 * a.nbytes, unit="GB/s")
+
+    a = rng.standard_normal((8, 64, 56, 56)).astype(np.float32)
+    x, t = bm.from_numpy(a), torch.from_numpy(a)
+    compare("gelu (8, 64, 56, 56) f32", {"bessemer": lambda: F.gelu(x), "torch": lambda: TF.gelu(t)},
+            work=2 * a.nbytes, unit="GB/s")
+    compare("silu (8, 64, 56, 56) f32", {"bessemer": lambda: F.silu(x), "torch": lambda: TF.silu(t)},
+            work=2 * a.nbytes, unit="GB/s")
 
 
 def bench_max_pool() -> None:
@@ -16,20 +55,22 @@ def bench_max_pool() -> None:
     a = rng.standard_normal((8, 64, 112, 112), dtype=np.float32)
     bx, tx = bm.from_numpy(a), torch.from_numpy(a)
     compare("max_pool2d 3x3 s2 p1 (8, 64, 112, 112) float32", {
-        "bessemer": lambda: F.max_pool2d(bx, 3, 2, 1),
+        "bessemer": lambda: bm.nn.functional.max_pool2d(bx, 3, 2, 1),
         "torch": lambda: torch.nn.functional.max_pool2d(tx, 3, 2, 1),
     }, work=a.nbytes, unit="GB/s")
     h = rng.standard_normal((8, 512, 7, 7), dtype=np.float32)
     bh, th = bm.from_numpy(h), torch.from_numpy(h)
     compare("adaptive_avg_pool2d 1x1 (8, 512, 7, 7) float32", {
-        "bessemer": lambda: F.adaptive_avg_pool2d(bh, 1),
+        "bessemer": lambda: bm.nn.functional.adaptive_avg_pool2d(bh, 1),
         "torch": lambda: torch.nn.functional.adaptive_avg_pool2d(th, 1),
     }, work=h.nbytes, unit="GB/s")
 
 
-def main() -> None:
+def main():
     header("nn")
-    bench_max_pool()
+    for name, fn in sorted(globals().items()):
+        if name.startswith("bench_") and callable(fn):
+            fn()
 
 
 if __name__ == "__main__":

@@ -183,3 +183,29 @@ struct PoolArgs {
   bm_i32 count_include_pad;
   bm_i32 divisor;
 };
+
+// layer_norm over the trailing dims (shaders/norm.metal). Rows: the leading dims, merged over input
+// and output strides (row_ndim <= BM_MAX_DIMS; the host splits launches beyond that). A row's
+// n_cols elements: the trailing dims, merged likewise (col_ndim <= BM_MAX_DIMS; the host copies
+// rarer inputs first), numbered row-major; weight and bias are dense over that numbering from
+// their own offsets. Offsets and strides in elements.
+struct LayerNormArgs {
+  bm_i64 n_rows;
+  bm_i64 n_cols;
+  bm_i64 in_offset;
+  bm_i64 out_offset;
+  bm_i64 w_offset;
+  bm_i64 b_offset;
+  bm_i32 row_ndim;
+  bm_i32 col_ndim;
+  bm_i64 row_shape[BM_MAX_DIMS];
+  bm_i64 row_in_strides[BM_MAX_DIMS];
+  bm_i64 row_out_strides[BM_MAX_DIMS];
+  bm_i64 col_shape[BM_MAX_DIMS];
+  bm_i64 col_in_strides[BM_MAX_DIMS];
+  bm_i64 col_out_strides[BM_MAX_DIMS];
+  float eps;
+  bm_i32 has_weight;
+  bm_i32 has_bias;
+  bm_i32 pad_;
+};

@@ -8,6 +8,7 @@
 #include <metal_stdlib>
 #include "dtypes.h"
 #include "elementwise.h"
+#include "erf.h"
 using namespace metal;
 
 // ---- functors: static C apply(C x, constant ElementwiseArgs& p), C = bm_compute<T>::type ----
@@ -78,6 +79,30 @@ struct sigmoid_op {
   }
 };
 
+// The activations silu, gelu, gelu_tanh agree with the CPU within a few ulp, not bit for bit: the
+// CPU takes exp from exp_f32 (vectorised) and erf/erfc from libm in double; MSL has no erf.
+// silu(x) = x * sigmoid(x) with the stable sigmoid above.
+struct silu_op {
+  static float apply(float x, constant ElementwiseArgs& p) {
+    float e = precise::exp(-fabs(x));
+    float r = 1.0f / (1.0f + e);
+    return x * (x >= 0.0f ? r : e * r);
+  }
+};
+// gelu(x) = x * Phi(x) through erf.h (MSL has no erf); gelu_tanh = x * sigmoid(2u),
+// u = sqrt(2/pi) (x + 0.044715 x^3), the same value as x/2 (1 + tanh(u)) without its cancellation.
+struct gelu_op {
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_gelu(x); }
+};
+struct gelu_tanh_op {
+  static float apply(float x, constant ElementwiseArgs& p) {
+    float u2 = 1.59576912f * (x + 0.044715f * x * x * x);
+    float e = precise::exp(-fabs(u2));
+    float r = 1.0f / (1.0f + e);
+    return x * (u2 >= 0.0f ? r : e * r);
+  }
+};
+
 // ---- kernels: in buffer(0), out buffer(1), args buffer(2); one thread per element ----
 
 // Any layout of up to BM_MAX_DIMS dims (operand 0 = out, 1 = x).
@@ -117,7 +142,10 @@ kernel void unary_1d(device const T* x [[buffer(0)]],
   X(sin, FLOAT)         \
   X(cos, FLOAT)         \
   X(tanh, FLOAT)        \
-  X(sigmoid, FLOAT)
+  X(sigmoid, FLOAT)     \
+  X(silu, FLOAT)        \
+  X(gelu, FLOAT)        \
+  X(gelu_tanh, FLOAT)
 
 #define BM_UNARY_INSTANTIATE(T, NAME, OP)                                                         \
   template [[host_name(#OP "_strided_" #NAME)]] [[kernel]] decltype(unary_strided<T, OP##_op>)   \

@@ -317,3 +317,68 @@ POOL_CASES: list[Case] = [
          _np_adaptive_avg_pool(1, 1), dtypes=list(FLOATS), shape=_POOL_SHAPE, errors=_POOL_ERRORS, variant="1x1"),
 ]
 CASES += POOL_CASES
+# ---- activations and normalisation (issue 4, nn-norm) ----
+# Their torch-parity, training and error tests live in test_norm.py and test_activation.py; these
+# rows run them through every layout and dtype against float64 NumPy.
+
+import math  # noqa: E402  (appended section; the file's own imports stay as they are)
+
+
+def _gelu_ref(x):
+    erfc = np.vectorize(math.erfc, otypes=[np.float64])
+    return x * 0.5 * erfc(-x / math.sqrt(2)) if x.size else x
+
+
+def _gelu_tanh_ref(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def _channel(v, ndim):
+    """A (C,) array shaped to broadcast along dim 1 of an ndim-dim input."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _layer_norm_ref(k):
+    @_quiet
+    def ref(x, w=None, b=None):
+        axes = tuple(range(x.ndim - k, x.ndim))
+        y = (x - x.mean(axis=axes, keepdims=True)) / np.sqrt(x.var(axis=axes, keepdims=True) + 1e-5)
+        return y * (1 if w is None else w) + (0 if b is None else b)
+    return ref
+
+
+@_quiet
+def _batch_norm_batch_ref(x, w=None, b=None):
+    axes = (0,) + tuple(range(2, x.ndim))
+    y = (x - x.mean(axis=axes, keepdims=True)) / np.sqrt(x.var(axis=axes, keepdims=True) + 1e-5)
+    return y * (1 if w is None else _channel(w, x.ndim)) + (0 if b is None else _channel(b, x.ndim))
+
+
+def _batch_norm_eval_ref(x, m, v):
+    return (x - _channel(m, x.ndim)) / np.sqrt(_channel(v, x.ndim) + 1e-5)
+
+
+NORM_CASES: list[Case] = [
+    Case("gelu", lambda x: bm.nn.functional.gelu(x), _gelu_ref, dtypes=list(FLOATS)),
+    Case("gelu_tanh", lambda x: bm.nn.functional.gelu(x, approximate="tanh"), f64(_gelu_tanh_ref),
+         dtypes=list(FLOATS)),
+    Case("silu", lambda x: bm.nn.functional.silu(x), f64(lambda x: x / (1 + np.exp(-x))), dtypes=list(FLOATS)),
+    # layer_norm: the "0d" layout has no dim to normalise; "empty" normalises a size-0 last dim.
+    Case("layer_norm", lambda x: bm.nn.functional.layer_norm(x, x.shape[-1:]), _layer_norm_ref(1),
+         dtypes=list(FLOATS), shape=(2, 3, 4), errors={"0d": ValueError}),
+    Case("layer_norm", lambda x, w, b: bm.nn.functional.layer_norm(x, w.shape, w, b), _layer_norm_ref(1),
+         nin=3, dtypes=list(FLOATS), shapes=((2, 3, 4), (4,), (4,)), errors={"0d": ValueError}, variant="affine"),
+    Case("layer_norm", lambda x, w, b: bm.nn.functional.layer_norm(x, w.shape, w, b), _layer_norm_ref(2),
+         nin=3, dtypes=list(FLOATS), shapes=((2, 3, 4), (3, 4), (3, 4)), errors={"0d": ValueError},
+         variant="last2"),
+    # batch_norm: channels are dim 1; the "empty" layout gives the running stats 0 channels, 3 expected.
+    Case("batch_norm", lambda x, m, v: bm.nn.functional.batch_norm(x, m, v), _batch_norm_eval_ref, nin=3,
+         dtypes=list(FLOATS), shapes=((2, 3, 4), (3,), (3,)), domain=("any", "any", "pos"),
+         errors={"0d": ValueError, "empty": ValueError}, variant="eval"),
+    Case("batch_norm", lambda x, w, b: bm.nn.functional.batch_norm(x, None, None, w, b, training=True),
+         _batch_norm_batch_ref, nin=3, dtypes=list(FLOATS), shapes=((2, 3, 4), (3,), (3,)),
+         errors={"0d": ValueError, "empty": ValueError}, variant="train_affine"),
+    Case("batch_norm", lambda x: bm.nn.functional.batch_norm(x, None, None, training=True), _batch_norm_batch_ref,
+         dtypes=list(FLOATS), shape=(3, 2, 2, 3), errors={"0d": ValueError}, variant="train_4d"),
+]
+CASES += NORM_CASES

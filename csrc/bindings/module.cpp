@@ -11,6 +11,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_metal(m);
   bm::bind::init_io(m);
   bm::bind::init_pool(m);
+  bm::bind::init_norm(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

@@ -51,6 +51,9 @@ struct OpArgs {
   std::array<int64_t, 2> pool_kernel{}, pool_stride{}, pool_padding{}, pool_dilation{};
   bool pool_count_include_pad = true;
   int64_t pool_divisor = 0;
+  double norm_eps = 1e-5;            // layer_norm: added to the variance
+  int64_t norm_ndim = 1;             // layer_norm: how many trailing dims are normalised together
+  bool norm_weight = false, norm_bias = false;  // layer_norm: inputs 1.. are weight then bias, if given
 };
 
 struct KernelCall {

@@ -59,4 +59,9 @@
   X(normal,      0, 1, Factory,      Given,       kFloatMask)                   \
   X(max_pool2d,  1, 1, Same,         Given,       kFloatMask | kIntMask)        \
   X(avg_pool2d,  1, 1, FloatOnly,    Given,       kFloatMask)                   \
-  X(adaptive_avg_pool2d, 1, 1, FloatOnly, Given,  kFloatMask)
+  X(adaptive_avg_pool2d, 1, 1, FloatOnly, Given,  kFloatMask)                   \
+  X(gelu,        1, 1, FloatOnly,    Elementwise, kFloatMask)                   \
+  X(gelu_tanh,   1, 1, FloatOnly,    Elementwise, kFloatMask)                   \
+  X(silu,        1, 1, FloatOnly,    Elementwise, kFloatMask)                   \
+  X(layer_norm,  3, 1, FloatOnly,    Given,       kFloatMask)                   \
+  X(batch_norm,  3, 1, Cast,         Given,       kFloatMask)

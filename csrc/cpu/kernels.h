@@ -13,6 +13,7 @@ void register_softmax_kernels(Backend& b);    // softmax log_softmax            
 void register_matmul_kernels(Backend& b);     // matmul (BLAS + strided fallback) - matmul.cpp
 void register_random_kernels(Backend& b);     // uniform normal (Philox)         - random.cpp
 void register_pool_kernels(Backend& b);       // max/avg/adaptive_avg_pool2d     - pool.cpp
+void register_norm_kernels(Backend& b);       // layer_norm batch_norm           - norm.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

@@ -1,10 +1,12 @@
 // Unary elementwise kernels: neg abs relu clamp (float and int) and exp log sqrt rsqrt sin cos
-// tanh sigmoid (float; the dispatcher casts bool/int inputs to float32 first). float16/bfloat16
+// tanh sigmoid (float; the dispatcher casts bool/int inputs to float32 first), and the
+// activations silu gelu gelu_tanh (floating inputs only, as in torch). float16/bfloat16
 // compute in float32 and round once on store.
 #include <cmath>
 #include <limits>
 
 #include "core/clamp_bound.h"
+#include "cpu/exp_f32.h"
 #include "cpu/elementwise.h"
 #include "cpu/kernels.h"
 
@@ -56,6 +58,30 @@ BM_UNARY(tanh, return std::tanh(x))
 // exp of -|x| never overflows, and for x < 0 the result e/(1+e) keeps its relative precision
 // (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
 BM_UNARY(sigmoid, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x >= C(0) ? r : e * r)
+// exp for the activations: float uses exp_f32 (plain arithmetic, so the loops vectorise; libm's
+// expf is a scalar call, 30x slower here), double uses libm.
+template <typename C>
+C act_exp(C x) {
+  if constexpr (std::is_same_v<C, float>) return exp_f32(x);
+  else return std::exp(x);
+}
+// silu(x) = x * sigmoid(x), with the stable sigmoid above (no overflow for x << 0).
+BM_UNARY(silu, C e = act_exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x * (x >= C(0) ? r : e * r))
+// gelu(x) = x * Phi(x) = x/2 * (1 + erf(x/sqrt2)). For x < 0, 1 + erf(x/sqrt2) cancels (at x = -5
+// float32 keeps ~3 bits of it), so that side uses erfc(-x/sqrt2), the same value without the
+// cancellation (shaders/erf.h follows the same split). float computes in double: rounding x/sqrt2
+// to float would cost erfc 2 z^2 ulp in the tail (160 ulp at x = -11.6).
+template <typename C>
+C gelu_exact(C x) {
+  using D = std::conditional_t<std::is_same_v<C, float>, double, C>;
+  const D xd = D(x), z = xd * D(0.70710678118654752440);
+  return C(xd >= D(0) ? D(0.5) * xd * (D(1) + std::erf(z)) : D(0.5) * xd * std::erfc(-z));
+}
+BM_UNARY(gelu, return gelu_exact(x))
+// The tanh approximation x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as the
+// identical x * sigmoid(2u), whose stable form does not cancel for x < 0.
+BM_UNARY(gelu_tanh, const C u2 = C(2 * 0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+         C e = act_exp(-std::abs(u2)); C r = C(1) / (C(1) + e); return x * (u2 >= C(0) ? r : e * r))
 #undef BM_UNARY
 
 // clamp(x, min, max) = min(max(x, lo), hi) as torch computes it: a NaN input stays NaN, a NaN
@@ -101,6 +127,9 @@ void register_unary_kernels(Backend& b) {
   register_for_row<cos_kernel>(b, OpId::cos);
   register_for_row<tanh_kernel>(b, OpId::tanh);
   register_for_row<sigmoid_kernel>(b, OpId::sigmoid);
+  register_for_row<silu_kernel>(b, OpId::silu);
+  register_for_row<gelu_kernel>(b, OpId::gelu);
+  register_for_row<gelu_tanh_kernel>(b, OpId::gelu_tanh);
 }
 
 }  // namespace bm::cpu

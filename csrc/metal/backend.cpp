@@ -25,6 +25,7 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_matmul_kernels(*this);
   register_random_kernels(*this);
   register_pool_kernels(*this);
+  register_norm_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;

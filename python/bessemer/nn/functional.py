@@ -37,3 +37,32 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Mean over the windows that split H and W into output_size parts (None keeps a size)."""
     return _core.adaptive_avg_pool2d(input, output_size)
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """torch.nn.functional.batch_norm over dim 1 of (N, C, ...). In training the batch statistics
+    normalise, and running_mean / running_var (if given) are updated in place with momentum, the
+    variance unbiased, as torch does. In eval the running statistics normalise."""
+    return _core.batch_norm(input, running_mean, running_var, weight, bias, bool(training), float(momentum),
+                            float(eps))
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalises over the trailing dims `normalized_shape` (an int or a sequence of ints)."""
+    return _core.layer_norm(input, normalized_shape, weight, bias, float(eps))
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (approximate='none', the erf form) or its tanh approximation (approximate='tanh')."""
+    if approximate == "none":
+        return _core.gelu(input)
+    if approximate == "tanh":
+        return _core.gelu_tanh(input)
+    raise ValueError(f"[gelu] approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x). inplace=True writes the result into input and returns it."""
+    out = _core.silu(input)
+    return _core.copy_(input, out) if inplace else out

@@ -1,0 +1,146 @@
+// layer_norm and batch_norm: argument checks and preparation in front of their kernels
+// (csrc/cpu/norm.cpp, csrc/metal/ops_norm.cpp + shaders/norm.metal).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/ops_norm.h"
+
+namespace bm {
+
+namespace {
+
+using Named = std::vector<std::pair<const char*, const Tensor*>>;
+
+// The given (non-null) tensors with their torch argument names, input first.
+Named named(std::initializer_list<std::pair<const char*, const TensorPtr*>> args) {
+  Named n;
+  for (const auto& [name, t] : args)
+    if (*t) n.push_back({name, t->get()});
+  return n;
+}
+
+void check_floating(const char* op, const char* name, const Tensor& t) {
+  if (!is_floating(t.dtype))
+    throw UnsupportedError(std::string("[") + op + "] " + name + " must be a floating point tensor, got " +
+                           dtype_name(t.dtype));
+}
+
+// The compute dtype of the statistics and of batch_norm's scale/shift.
+DType stats_dtype(DType input) { return input == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+}  // namespace
+
+TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const TensorPtr& weight,
+                     const TensorPtr& bias, double eps) {
+  const Named args = named({{"input", &input}, {"weight", &weight}, {"bias", &bias}});
+  check_same_device("layer_norm", args);
+  Device* dev = input->device();
+  check_dtype_supported(OpId::layer_norm, input->dtype, dev);
+  for (size_t i = 1; i < args.size(); ++i) check_floating("layer_norm", args[i].first, *args[i].second);
+
+  const Shape ns(normalized_shape.begin(), normalized_shape.end());
+  const size_t k = ns.size(), nd = input->shape.size();
+  if (k == 0)
+    throw ValueError("[layer_norm] normalized_shape must have at least one dim, got ()");
+  if (k > nd || !std::equal(ns.begin(), ns.end(), input->shape.end() - int64_t(k)))
+    throw ValueError("[layer_norm] normalized_shape " + shape_str(ns) + " does not match the input's shape " +
+                     shape_str(input->shape) + ": its last " + std::to_string(k) + " dims must be " + shape_str(ns));
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i].second->shape != ns)
+      throw ValueError(std::string("[layer_norm] ") + args[i].first + " has shape " + shape_str(args[i].second->shape) +
+                       " but normalized_shape is " + shape_str(ns));
+
+  TensorPtr out = empty_tensor(input->shape, input->dtype, dev);
+  if (out->numel() == 0) return out;
+  OpArgs a;
+  a.norm_eps = eps;
+  a.norm_ndim = int64_t(k);
+  a.norm_weight = bool(weight);
+  a.norm_bias = bool(bias);
+  // The kernels index weight and bias densely over the row; they are parameter-sized, so making
+  // them contiguous (in the input's dtype, which the dispatcher casts to) is one small copy at most.
+  std::vector<Operand> xs{input};
+  if (weight) xs.push_back(contiguous(cast(weight, input->dtype)));
+  if (bias) xs.push_back(contiguous(cast(bias, input->dtype)));
+  run_op_into(OpId::layer_norm, xs, a, out);
+  return out;
+}
+
+TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, const TensorPtr& running_var,
+                     const TensorPtr& weight, const TensorPtr& bias, bool training, double momentum, double eps) {
+  const Named args = named({{"input", &input}, {"running_mean", &running_mean}, {"running_var", &running_var},
+                            {"weight", &weight}, {"bias", &bias}});
+  check_same_device("batch_norm", args);
+  Device* dev = input->device();
+  check_dtype_supported(OpId::batch_norm, input->dtype, dev);
+  for (size_t i = 1; i < args.size(); ++i) check_floating("batch_norm", args[i].first, *args[i].second);
+  const DType acc = stats_dtype(input->dtype);
+
+  if (input->ndim() < 2)
+    throw ValueError("[batch_norm] expected an input of shape (N, C, ...) with at least 2 dims, got shape " +
+                     shape_str(input->shape));
+  const int64_t channels = input->shape[1];
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i].second->shape != Shape{channels})
+      throw ValueError(std::string("[batch_norm] ") + args[i].first + " should have shape (" +
+                       std::to_string(channels) + ",) for an input with " + std::to_string(channels) +
+                       " channels, got shape " + shape_str(args[i].second->shape));
+  if (bool(running_mean) != bool(running_var))
+    throw ValueError("[batch_norm] running_mean and running_var must be given together");
+  if (!training && !running_mean)
+    throw ValueError("[batch_norm] running_mean and running_var must be given in evaluation mode");
+  const int64_t per_channel = channels ? input->numel() / channels : 0;
+  if (training && per_channel == 1)
+    throw ValueError("[batch_norm] expected more than 1 value per channel when training, got input of shape " +
+                     shape_str(input->shape));
+
+  TensorPtr out = empty_tensor(input->shape, input->dtype, dev);
+  if (out->numel() == 0) return out;  // as torch: an empty batch leaves the running stats alone
+
+  TensorPtr mean, var;
+  if (training) {
+    Dims dims{0};
+    for (int64_t d = 2; d < input->ndim(); ++d) dims.push_back(d);
+    const TensorPtr x = cast(input, acc);  // half inputs: statistics in float32
+    mean = reduce(OpId::mean, x, dims, false);
+    var = reduce(OpId::var, x, dims, false, 0);
+    if (running_mean) {
+      // torch's order: momentum * batch + (1 - momentum) * running, in the statistics' dtype,
+      // stored back into the running buffers (their own dtype and device, in place).
+      auto update = [&](const TensorPtr& running, const TensorPtr& batch) {
+        TensorPtr blended = binary(OpId::add, binary(OpId::mul, batch, Scalar::from_double(momentum)),
+                                   binary(OpId::mul, cast(running, acc), Scalar::from_double(1 - momentum)));
+        copy_into(running, blended);
+      };
+      const double unbias = double(per_channel) / double(per_channel - 1);
+      update(running_mean, mean);
+      update(running_var, binary(OpId::mul, var, Scalar::from_double(unbias)));
+    }
+  } else {
+    mean = cast(running_mean, acc);
+    var = cast(running_var, acc);
+  }
+
+  // Per channel: scale = weight / sqrt(var + eps), shift = bias - mean * scale; then one pass
+  // over the input computes x * scale + shift.
+  TensorPtr scale = unary(OpId::rsqrt, binary(OpId::add, var, Scalar::from_double(eps)));
+  if (weight) scale = binary(OpId::mul, scale, cast(weight, acc));
+  TensorPtr shift = binary(OpId::mul, mean, scale);
+  shift = bias ? binary(OpId::sub, cast(bias, acc), shift) : unary(OpId::neg, shift);
+
+  Shape strides(input->shape.size(), 0);
+  strides[1] = scale->strides[0];
+  const TensorPtr scale_x = make_view(scale, input->shape, strides, scale->offset);
+  strides[1] = shift->strides[0];
+  const TensorPtr shift_x = make_view(shift, input->shape, strides, shift->offset);
+  OpArgs a;
+  a.out_dtype = input->dtype;  // the row's Cast rule: the kernel runs in the input's dtype and
+                               // reads scale/shift in their own (statistics) dtype
+  run_op_into(OpId::batch_norm, {input, scale_x, shift_x}, a, out);
+  return out;
+}
+
+}  // namespace bm

@@ -1,0 +1,199 @@
+// Normalisation kernels (the op layer, core/ops_nn_norm.cpp, checks and prepares the inputs):
+//   layer_norm  every row of the trailing norm_ndim dims -> (x - mean) * rstd [* w] [+ b], with the
+//               mean and the (biased) variance from two passes in acc_t<T> (float for the half
+//               types). The row may have any strides: a transposed view normalises the dims it
+//               shows, not the memory it happens to sit in.
+//   batch_norm  out = x * scale + shift in one pass, scale/shift (acc_t<T>, per channel, computed by
+//               the op layer) arriving as zero-stride views of x's shape.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu/elementwise.h"
+#include "cpu/kernels.h"
+#include "cpu/norm_f32.h"
+
+namespace bm::cpu {
+
+namespace {
+
+// Dims [from, to) of t in logical order with size-1 dims dropped and neighbours merged where the
+// outer one's stride is the inner one's stride times its size, so a linear index over the run
+// still counts row-major. Strides in elements.
+struct DimRun {
+  std::vector<int64_t> size, stride;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : size) n *= s;
+    return n;
+  }
+  bool unit() const { return size.empty() || (size.size() == 1 && stride[0] == 1); }  // one dense run
+};
+
+DimRun merged(const Tensor& t, size_t from, size_t to) {
+  DimRun r;
+  for (size_t d = from; d < to; ++d) {
+    if (t.shape[d] == 1) continue;
+    if (!r.size.empty() && r.stride.back() == t.strides[d] * t.shape[d]) {
+      r.size.back() *= t.shape[d];
+      r.stride.back() = t.strides[d];
+    } else {
+      r.size.push_back(t.shape[d]);
+      r.stride.push_back(t.strides[d]);
+    }
+  }
+  return r;
+}
+
+// Element offset of linear index i of a run.
+int64_t offset_of(const DimRun& r, int64_t i) {
+  int64_t off = 0;
+  for (size_t d = r.size.size(); d-- > 0;) {
+    off += (i % r.size[d]) * r.stride[d];
+    i /= r.size[d];
+  }
+  return off;
+}
+
+// f(j, offset) for j = 0 .. numel-1 in order, walking the offsets like an odometer (no divisions).
+template <typename F>
+void for_each_offset(const DimRun& r, F&& f) {
+  const size_t nd = r.size.size();
+  if (nd == 0) { f(int64_t(0), int64_t(0)); return; }
+  const int64_t inner = r.size[nd - 1], st = r.stride[nd - 1], n = r.numel();
+  std::vector<int64_t> idx(nd, 0);
+  int64_t base = 0;
+  for (int64_t j = 0; j < n; j += inner) {
+    for (int64_t k = 0; k < inner; ++k) f(j + k, base + k * st);
+    for (size_t d = nd - 1; d-- > 0;) {  // carry into the outer dims
+      base += r.stride[d];
+      if (++idx[d] < r.size[d]) break;
+      base -= r.stride[d] * r.size[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Sums in blocks of kBlock with 8 independent accumulators: the compiler vectorises the lanes, and
+// the rounding error grows with kBlock / 8 + n / kBlock instead of n.
+constexpr int64_t kBlock = 1024;
+
+template <typename A, typename F>
+A blocked_sum(int64_t n, F&& term) {
+  A total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    A s[8] = {};
+    int64_t j = b;
+    for (; j + 8 <= e; j += 8)
+      for (int l = 0; l < 8; ++l) s[l] += term(j + l);
+    A tail = 0;
+    for (; j < e; ++j) tail += term(j);
+    total += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
+  }
+  return total;
+}
+
+template <typename T>
+void layer_norm_impl(const KernelCall& c) {
+  using A = acc_t<T>;
+  const Tensor& x = *c.in[0];
+  const Tensor& out = *c.out;
+  const OpArgs& args = *c.args;
+  const size_t nd = x.shape.size(), k = size_t(args.norm_ndim);
+  const DimRun x_rows = merged(x, 0, nd - k), x_cols = merged(x, nd - k, nd);
+  const DimRun o_rows = merged(out, 0, nd - k), o_cols = merged(out, nd - k, nd);
+  const int64_t rows = x_rows.numel(), n = x_cols.numel();
+  // weight and bias: contiguous over the row, in T (the op layer made them so).
+  const T* w = args.norm_weight ? c.in[1]->data<T>() : nullptr;
+  const T* b = args.norm_bias ? c.in[args.norm_weight ? 2 : 1]->data<T>() : nullptr;
+  const A eps = A(args.norm_eps);
+  const T* xb = x.data<T>();
+  T* ob = out.data<T>();
+  const bool direct_in = std::is_same_v<T, A> && x_cols.unit();  // read the row in place
+  const bool direct_out = o_cols.unit();
+
+  parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<A> in_buf(direct_in ? 0 : n), out_buf(direct_out ? 0 : n);
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = xb + offset_of(x_rows, r);
+      T* orow = ob + offset_of(o_rows, r);
+      const A* v;
+      if (direct_in) {
+        v = reinterpret_cast<const A*>(xr);
+      } else {
+        for_each_offset(x_cols, [&](int64_t j, int64_t off) { in_buf[size_t(j)] = A(xr[off]); });
+        v = in_buf.data();
+      }
+      A mean, var;
+      if constexpr (std::is_same_v<A, float>) {  // float and the half types: the AVX2/AVX-512 rows
+        mean = sum_f32(v, n) / A(n);
+        var = sq_dev_sum_f32(v, n, mean) / A(n);
+      } else {
+        mean = blocked_sum<A>(n, [v](int64_t j) { return v[j]; }) / A(n);
+        var = blocked_sum<A>(n, [v, mean](int64_t j) { A d = v[j] - mean; return d * d; }) / A(n);
+      }
+      const A rstd = A(1) / std::sqrt(var + eps);
+      // y[j] = (v[j] - mean) * rstd [* w[j]] [+ b[j]], written straight to a dense output row.
+      auto write = [&](auto* y) {
+        using Y = std::remove_pointer_t<decltype(y)>;
+        if (w && b) for (int64_t j = 0; j < n; ++j) y[j] = Y((v[j] - mean) * rstd * A(w[j]) + A(b[j]));
+        else if (w) for (int64_t j = 0; j < n; ++j) y[j] = Y((v[j] - mean) * rstd * A(w[j]));
+        else if (b) for (int64_t j = 0; j < n; ++j) y[j] = Y((v[j] - mean) * rstd + A(b[j]));
+        else for (int64_t j = 0; j < n; ++j) y[j] = Y((v[j] - mean) * rstd);
+      };
+      if constexpr (std::is_same_v<T, float>) {
+        normalize_f32(v, n, mean, rstd, w, b, direct_out ? orow : out_buf.data());
+        if (!direct_out) for_each_offset(o_cols, [&](int64_t j, int64_t off) { orow[off] = out_buf[size_t(j)]; });
+      } else if (direct_out) {
+        write(orow);
+      } else {
+        write(out_buf.data());
+        for_each_offset(o_cols, [&](int64_t j, int64_t off) { orow[off] = T(out_buf[size_t(j)]); });
+      }
+    }
+  });
+}
+
+template <typename T>
+struct LayerNormKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(OpId::layer_norm)) layer_norm_impl<T>(c);
+    else no_kernel("layer_norm");
+  }
+};
+
+// out = x * scale + shift; operands out, x (T) and scale, shift (acc_t<T>) have one shape. For
+// NCHW the plan's rows are channel planes, where scale and shift are broadcast scalars.
+template <typename T>
+struct BatchNormKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(OpId::batch_norm)) {
+      using A = acc_t<T>;
+      StridedPlan<4>({c.out, c.in[0], c.in[1], c.in[2]}).run([](std::array<char*, 4> p, std::array<int64_t, 4> st, int64_t n) {
+        if (st[0] == int64_t(sizeof(T)) && st[1] == int64_t(sizeof(T)) && st[2] == 0 && st[3] == 0) {
+          T* o = reinterpret_cast<T*>(p[0]);
+          const T* x = reinterpret_cast<const T*>(p[1]);
+          const A s = *reinterpret_cast<const A*>(p[2]), t = *reinterpret_cast<const A*>(p[3]);
+          if constexpr (std::is_same_v<T, float>) scale_shift_f32(x, s, t, o, n);  // AVX2/AVX-512 rows
+          else for (int64_t k = 0; k < n; ++k) o[k] = T(A(x[k]) * s + t);
+        } else {
+          for (int64_t k = 0; k < n; ++k)
+            *reinterpret_cast<T*>(p[0] + k * st[0]) =
+                T(A(at<T>(p[1], k, st[1])) * at<A>(p[2], k, st[2]) + at<A>(p[3], k, st[3]));
+        }
+      });
+    } else {
+      no_kernel("batch_norm");
+    }
+  }
+};
+
+}  // namespace
+
+void register_norm_kernels(Backend& b) {
+  register_for_row<LayerNormKernel>(b, OpId::layer_norm);
+  register_for_row<BatchNormKernel>(b, OpId::batch_norm);
+}
+
+}  // namespace bm::cpu
