@@ -46,6 +46,8 @@ struct OpArgs {
   int64_t dim = 0;                // softmax / log_softmax
   DType out_dtype = DType::Float32;  // Cast / Factory rules
   uint64_t seed = 0, rng_offset = 0;  // uniform / normal: Philox key and first counter block
+  double p = 0;                   // dropout: probability of zeroing an element
+  int64_t ignore_index = -100;    // nll_loss: targets equal to it contribute nothing
 };
 
 struct KernelCall {
