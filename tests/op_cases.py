@@ -245,9 +245,10 @@ CASES: list[Case] = [
 
 # ---- dropout, embedding, nll_loss (more in test_nn_misc.py, against torch) ----
 def _nn_misc_cases() -> list[Case]:
+    from test_random import philox_numpy
+
     from bessemer import _core
     from bessemer.nn import functional as F
-    from test_random import philox_numpy
 
     def dropout_ref(p, seed):
         def ref(x):  # Philox word i % 4 of block i / 4 decides element i (logical order)

@@ -294,9 +294,16 @@ TensorPtr linear(const TensorPtr& input, const TensorPtr& weight, const TensorPt
                      " input features, the weight takes " + std::to_string(k) + ")");
   Shape out_shape(input->shape.begin(), input->shape.end() - 1);
   if (weight->ndim() == 2) out_shape.push_back(weight->shape[0]);
-  if (bias && broadcast_shapes("linear", out_shape, bias->shape) != out_shape)
-    throw ValueError("[linear] bias of shape " + shape_str(bias->shape) + " does not broadcast to the output shape " +
-                     shape_str(out_shape));
+  if (bias) {
+    bool ok = false;
+    try {
+      ok = broadcast_shapes("linear", out_shape, bias->shape) == out_shape;
+    } catch (const ValueError&) {
+    }
+    if (!ok)
+      throw ValueError("[linear] bias of shape " + shape_str(bias->shape) + " does not broadcast to the output shape " +
+                       shape_str(out_shape));
+  }
   TensorPtr wt = weight->ndim() == 2 ? transpose(weight, 0, 1) : weight;
   TensorPtr y;
   if (input->ndim() > 2) {
