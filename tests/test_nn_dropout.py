@@ -40,6 +40,7 @@ def test_fraction_kept_and_scaling(device, p):
     assert abs(kept.mean() - (1 - p)) < 0.01  # binomial std is < 0.0016
     xs = x.numpy()
     np.testing.assert_array_equal(y[kept], xs[kept] * np.float32(1 / (1 - p)))
+    np.testing.assert_array_equal(kept, keep_ref(11, 25_000, 100_000, p))  # after rand's 25000 blocks
 
 
 @pytest.mark.parametrize("dtype", HALF)

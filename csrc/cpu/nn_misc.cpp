@@ -18,12 +18,23 @@ template <typename T>
 constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half_t> ||
                         std::is_same_v<T, bfloat16_t>;
 
+// Words of Philox blocks first .. first + n - 1, four per block. A loop of independent blocks:
+// the CPU overlaps their ten dependent rounds, which one block at a time leaves it waiting on.
+void philox_words(uint64_t seed, uint64_t first, int64_t n, bm_u32* out) {
+  for (int64_t k = 0; k < n; ++k) {
+    bm_philox_out r = bm_philox_block(seed, first + uint64_t(k));
+    for (int w = 0; w < 4; ++w) out[4 * k + w] = r.v[w];
+  }
+}
+
 // Element i (logical row-major index) is kept iff bm_uniform_f32(word i % 4 of Philox block
 // rng_offset + i / 4) >= p, then scaled: out = x * (kept ? scale : 0), in float (double for
 // float64) and rounded on store. Multiplying dropped elements by 0 keeps NaN/inf inputs NaN, as
 // torch's input * mask does.
 template <typename T>
 struct DropoutKernel {
+  static constexpr int64_t kSpan = 4096;  // elements whose words are generated at once (16 KiB)
+
   static void run(const KernelCall& c) {
     if constexpr (kFloat<T>) {
       using A = acc_t<T>;
@@ -32,21 +43,30 @@ struct DropoutKernel {
       const float p = float(a.p);
       const A scale = std::is_same_v<A, double> ? A(1.0 / (1.0 - a.p)) : A(float(1.0 / (1.0 - a.p)));
       StridedPlan<2> plan({c.out, c.in[0]}, /*logical_order=*/true);
-      parallel_for(0, plan.numel(), 4096, [&](int64_t b, int64_t e) {
-        int64_t i = b;
-        int64_t have = -1;  // the block `r` holds: each block serves four consecutive elements
-        bm_philox_out r{};
-        plan.run_range(b, e, [&](std::array<char*, 2> ptr, std::array<int64_t, 2> st, int64_t n) {
-          for (int64_t k = 0; k < n; ++k, ++i) {
-            if (i / 4 != have) {
-              have = i / 4;
-              r = bm_philox_block(seed, first + uint64_t(have));
+      parallel_for(0, plan.numel(), kSpan, [&](int64_t b, int64_t e) {
+        bm_u32 words[kSpan + 8];
+        for (int64_t s = b; s < e; s += kSpan) {
+          const int64_t stop = std::min(e, s + kSpan), b0 = s / 4;
+          philox_words(seed, first + uint64_t(b0), (stop - 1) / 4 - b0 + 1, words);
+          const bm_u32* wd = words + (s - 4 * b0);  // the word of element s
+          int64_t i = 0;
+          plan.run_range(s, stop, [&](std::array<char*, 2> ptr, std::array<int64_t, 2> st, int64_t n) {
+            const bm_u32* w = wd + i;
+            i += n;
+            if (st[0] == sizeof(T) && st[1] == sizeof(T)) {  // contiguous: a loop the compiler vectorizes
+              T* o = reinterpret_cast<T*>(ptr[0]);
+              const T* x = reinterpret_cast<const T*>(ptr[1]);
+              for (int64_t k = 0; k < n; ++k)
+                o[k] = convert<T>(convert<A>(x[k]) * (bm_uniform_f32(w[k]) >= p ? scale : A(0)));
+              return;
             }
-            A m = bm_uniform_f32(r.v[i % 4]) >= p ? scale : A(0);
-            A x = convert<A>(*reinterpret_cast<const T*>(ptr[1] + k * st[1]));
-            *reinterpret_cast<T*>(ptr[0] + k * st[0]) = convert<T>(x * m);
-          }
-        });
+            for (int64_t k = 0; k < n; ++k) {
+              A m = bm_uniform_f32(w[k]) >= p ? scale : A(0);
+              A x = convert<A>(*reinterpret_cast<const T*>(ptr[1] + k * st[1]));
+              *reinterpret_cast<T*>(ptr[0] + k * st[0]) = convert<T>(x * m);
+            }
+          });
+        }
       });
     }
   }
