@@ -3,11 +3,9 @@
     PYTHONPATH=python python benchmarks/run.py nn_misc
 """
 
+# common first: it sets the thread counts before torch and bessemer load their BLAS
+from common import bm, compare, header, torch  # noqa: I001
 import numpy as np
-import torch
-from common import compare, header
-
-import bessemer as bm
 from bessemer.nn import functional as F
 
 
