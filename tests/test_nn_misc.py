@@ -312,7 +312,7 @@ def test_loss_layers(device):
 # ---------------------------------------------------------------- linear
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("in_shape", [(5,), (3, 5), (2, 3, 5), (2, 1, 3, 5), (0, 5)])
+@pytest.mark.parametrize("in_shape", [(5,), (1, 5), (3, 5), (2, 3, 5), (1, 1, 5), (2, 1, 3, 5), (0, 5)])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 @pytest.mark.parametrize("bias", [False, True])
 def test_linear_matches_torch(device, in_shape, layout, bias):
