@@ -209,3 +209,66 @@ struct LayerNormArgs {
   bm_i32 has_bias;
   bm_i32 pad_;
 };
+
+// dropout_<dtype> (shaders/nn_misc.metal): element i of the call (i = index_base + the element's
+// logical row-major index in this launch) is kept iff bm_uniform_f32(word i % 4 of Philox block
+// rng_offset + i / 4 under seed) >= p, and then scaled: out = in * (kept ? scale : 0). p and
+// scale are rounded to float on the host as csrc/cpu/nn_misc.cpp rounds them.
+struct DropoutArgs {
+  bm_i64 numel;       // elements in this launch
+  bm_i64 index_base;  // logical index of this launch's first element within the whole call
+  bm_i64 out_offset;
+  bm_i64 in_offset;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 out_strides[BM_MAX_DIMS];
+  bm_i64 in_strides[BM_MAX_DIMS];
+  bm_u64 seed;
+  bm_u64 rng_offset;
+  float p;
+  float scale;
+};
+
+// embedding_<dtype>_<index dtype>: out row r (r numbers the index tensor's elements; shape/strides
+// are the merged index dims, out_strides the output's matching dims) := weight row idx[r]. Element
+// j of a row is at out_offset + ... + j * out_col_stride and w_offset + idx * w_row_stride +
+// j * w_col_stride. An index outside [0, num_embeddings) (rejected on the host first) writes 0.
+struct EmbeddingArgs {
+  bm_i64 n_rows;  // index elements in this launch
+  bm_i64 dim;     // embedding_dim
+  bm_i64 idx_offset;
+  bm_i64 out_offset;
+  bm_i64 w_offset;
+  bm_i64 w_row_stride;
+  bm_i64 w_col_stride;
+  bm_i64 out_col_stride;
+  bm_i64 num_embeddings;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 idx_strides[BM_MAX_DIMS];
+  bm_i64 out_strides[BM_MAX_DIMS];
+};
+
+// nll_loss_<dtype>: for every target element t (shape = the target's merged dims), out = 0 when
+// t == ignore_index, else -w[t] * input[in_pos + t * class_stride], where in_pos is the input
+// element of class 0 at the target's position (in_strides: the input's strides without the class
+// dim) and w[t] = weight[w_offset + t * w_stride] (1 without weight). Float math, rounded on store.
+struct NllLossArgs {
+  bm_i64 numel;
+  bm_i64 out_offset;
+  bm_i64 tgt_offset;
+  bm_i64 in_offset;
+  bm_i64 class_stride;
+  bm_i64 n_classes;
+  bm_i64 ignore_index;
+  bm_i64 w_offset;
+  bm_i64 w_stride;
+  bm_i32 has_weight;
+  bm_i32 ndim;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 out_strides[BM_MAX_DIMS];
+  bm_i64 tgt_strides[BM_MAX_DIMS];
+  bm_i64 in_strides[BM_MAX_DIMS];
+};

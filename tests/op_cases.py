@@ -382,3 +382,61 @@ NORM_CASES: list[Case] = [
          dtypes=list(FLOATS), shape=(3, 2, 2, 3), errors={"0d": ValueError}, variant="train_4d"),
 ]
 CASES += NORM_CASES
+# ---- dropout, embedding, nll_loss (more in test_nn_misc.py, against torch) ----
+def _nn_misc_cases() -> list[Case]:
+    from test_random import philox_numpy
+
+    from bessemer import _core
+    from bessemer.nn import functional as F
+
+    def dropout_ref(p, seed):
+        def ref(x):  # Philox word i % 4 of block i / 4 decides element i (logical order)
+            words = philox_numpy(seed, np.arange((x.size + 3) // 4, dtype=np.uint64)).reshape(-1)[:x.size]
+            keep = (words >> 8).astype(np.float64) * 2.0**-24 >= np.float32(p)
+            return x * np.where(keep, 1 / (1 - p), 0).reshape(x.shape)
+        return ref
+
+    def dropout_ours(p, seed):
+        return lambda x: _core.dropout(x, p, True, bm.Generator(x.device).manual_seed(seed)._g)
+
+    idx = np.array([[0, 4, 2], [1, 1, 3]])
+    table = np.arange(20, dtype=np.float32).reshape(5, 4) / 4 - 2
+    target = np.array([0, 4, 2, 3])
+    weight = np.array([0.5, 1.0, 2.0, 1.5, 0.25])
+
+    def nll_ref(reduction, w=None, ignore=None):
+        def ref(x):
+            valid = target != ignore
+            t = np.where(valid, target, 0)
+            ws = (np.ones(5) if w is None else w)[t] * valid
+            losses = -ws * x[np.arange(len(t)), t]
+            return {"none": losses, "sum": losses.sum(), "mean": losses.sum() / ws.sum()}[reduction]
+        return ref
+
+    def nll_ours(reduction, w=None, ignore=None):
+        tgt = target if ignore is None else np.where(target == ignore, -100, target)
+        def ours(x):
+            wt = None if w is None else bm.tensor(w, dtype=x.dtype, device=x.device)
+            return F.nll_loss(x, bm.tensor(tgt, device=x.device), wt, reduction=reduction)
+        return ours
+
+    # nll_loss inputs must be (N, C): the 0d layout has no class dim, the empty layout no classes
+    # (every target is out of range).
+    nll_errors = {"0d": ValueError, "empty": IndexError}
+    return [
+        *[Case("dropout", dropout_ours(p, 7), dropout_ref(p, 7), dtypes=list(FLOATS), shape=(3, 5),
+               variant=f"p{p}") for p in (0.3, 0.5)],
+        Case("embedding", lambda w: F.embedding(bm.tensor(idx, device=w.device), w), lambda w: w[idx],
+             shape=(5, 4), errors={"0d": ValueError}, variant="weight"),
+        Case("embedding", lambda i: F.embedding(i, bm.tensor(table, device=i.device)),
+             lambda i: table[i.astype(np.int64)], dtypes=list(INTS), domain="exp", out=bm.float32,
+             variant="indices"),
+        *[Case("nll_loss", nll_ours(r), nll_ref(r), dtypes=list(FLOATS), shape=(4, 5), errors=nll_errors,
+               variant=r) for r in ("none", "sum", "mean")],
+        *[Case("nll_loss", nll_ours(r, weight, 2), nll_ref(r, weight, 2), dtypes=list(FLOATS), shape=(4, 5),
+               errors={"0d": ValueError, "empty": ValueError},  # 5 weights for 0 classes
+               variant=f"{r}_weight_ignore") for r in ("none", "mean")],
+    ]
+
+
+CASES += _nn_misc_cases()

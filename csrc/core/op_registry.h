@@ -54,6 +54,8 @@ struct OpArgs {
   double norm_eps = 1e-5;            // layer_norm: added to the variance
   int64_t norm_ndim = 1;             // layer_norm: how many trailing dims are normalised together
   bool norm_weight = false, norm_bias = false;  // layer_norm: inputs 1.. are weight then bias, if given
+  double p = 0;                   // dropout: probability of zeroing an element
+  int64_t ignore_index = -100;    // nll_loss: targets equal to it contribute nothing
 };
 
 struct KernelCall {

@@ -22,6 +22,7 @@ class CpuBackend final : public Backend {
     cpu::register_random_kernels(*this);
     cpu::register_pool_kernels(*this);
     cpu::register_norm_kernels(*this);
+    cpu::register_nn_misc_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -1,15 +1,19 @@
 """bessemer.nn: layers with torch's names, defaults, initialisation and state_dict keys."""
 
 from . import functional, init
+from .activation import GELU, SiLU
+from .dropout import Dropout
 from .layers import Flatten, Identity, Linear, ReLU, Sequential
+from .loss import CrossEntropyLoss, NLLLoss
 from .module import Module
+from .normalization import BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .sparse import Embedding
 
-__all__ = ["Module", "Parameter", "Linear", "ReLU", "Flatten", "Identity", "Sequential", "functional", "init"]
-__all__ += ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
-
-from .activation import GELU, SiLU  # noqa: E402
-from .normalization import BatchNorm2d, LayerNorm  # noqa: E402
-
-__all__ += ["BatchNorm2d", "LayerNorm", "GELU", "SiLU"]
+__all__ = [
+    "Module", "Parameter", "functional", "init",
+    "Linear", "ReLU", "GELU", "SiLU", "Flatten", "Identity", "Sequential", "Dropout", "Embedding",
+    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm",
+    "CrossEntropyLoss", "NLLLoss",
+]

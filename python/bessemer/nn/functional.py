@@ -7,9 +7,11 @@ from .._core import Tensor
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """y = input @ weight.T + bias (weight: (out_features, in_features))."""
-    out = _core.matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
-    return out if bias is None else out + bias
+    """y = input @ weight.T + bias (weight: (out_features, in_features) or (in_features,)).
+
+    A composite in the core (matmul, then the bias added in place): devices are checked first
+    (DeviceMismatchError naming linear), inputs may have any strides and any number of leading dims."""
+    return _core.linear(input, weight, bias)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -66,3 +68,54 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x). inplace=True writes the result into input and returns it."""
     out = _core.silu(input)
     return _core.copy_(input, out) if inplace else out
+# ---- dropout, embedding, losses (csrc/core/ops_nn_misc.cpp) ----
+
+
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """torch's deprecated size_average/reduce arguments, when given, decide the reduction."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else "mean" if size_average else "sum"
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p).
+
+    The mask comes from the device's default generator (Philox, the same bits on every backend):
+    element i is kept iff the uniform from word i % 4 of counter block offset + i / 4 is >= p, in the
+    input's logical element order. training=False returns the input; p == 0 gives a copy; p == 1
+    multiplies by 0 (NaN stays NaN, as in torch)."""
+    out = _core.dropout(input, float(p), bool(training))
+    if inplace and out is not input:
+        _core.copy_(input, out)
+        return input
+    return out
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """weight[input]: rows of weight (num_embeddings, dim) for int32/int64 indices of any shape.
+
+    padding_idx (checked against num_embeddings) only matters for gradients, as in torch;
+    scale_grad_by_freq and sparse likewise. An index outside [0, num_embeddings) raises IndexError."""
+    if max_norm is not None:
+        raise _core.UnsupportedError("[embedding] max_norm (renormalising weight rows in place) is not supported")
+    return _core.embedding(input, weight, padding_idx)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of class-index targets; input (C,), (N, C) or (N, C, d1, ...)."""
+    return _core.nll_loss(input, target, weight, int(ignore_index), _legacy_reduction(size_average, reduce, reduction))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dim (1, or 0 for a single sample) then nll_loss, with torch's
+    semantics: targets are class indices (int64, shape (N, d1, ...)) or class probabilities (the
+    input's shape); 'mean' with weights divides by the summed weights of the targets not ignored."""
+    return _core.cross_entropy(input, target, weight, int(ignore_index),
+                               _legacy_reduction(size_average, reduce, reduction), float(label_smoothing))
