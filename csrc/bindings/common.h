@@ -17,6 +17,7 @@ void init_tensor_numpy(py::module_& m, py::class_<Tensor, TensorPtr>& cls);
 void init_ops(py::module_& m);
 void init_random(py::module_& m);
 void init_metal(py::module_& m);
+void init_conv(py::module_& m);
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

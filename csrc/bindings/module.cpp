@@ -9,6 +9,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_ops(m);
   bm::bind::init_random(m);
   bm::bind::init_metal(m);
+  bm::bind::init_conv(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

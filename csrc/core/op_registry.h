@@ -46,6 +46,10 @@ struct OpArgs {
   int64_t dim = 0;                // softmax / log_softmax
   DType out_dtype = DType::Float32;  // Cast / Factory rules
   uint64_t seed = 0, rng_offset = 0;  // uniform / normal: Philox key and first counter block
+  // conv2d, as (h, w) pairs; conv_padding is the top/left padding (the output shape gives the rest,
+  // so padding='same' with an even kernel pads one more at the bottom/right, as torch does).
+  std::array<int64_t, 2> conv_stride{1, 1}, conv_padding{0, 0}, conv_dilation{1, 1};
+  int64_t conv_groups = 1;
 };
 
 struct KernelCall {

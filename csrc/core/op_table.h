@@ -56,4 +56,5 @@
   X(log_softmax, 1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(matmul,      2, 1, Promote,      Matmul,      kFloatMask | kIntMask)     \
   X(uniform,     0, 1, Factory,      Given,       kFloatMask)                   \
-  X(normal,      0, 1, Factory,      Given,       kFloatMask)
+  X(normal,      0, 1, Factory,      Given,       kFloatMask)                   \
+  X(conv2d,      3, 1, FloatOnly,    Given,       kFloatMask)

@@ -20,6 +20,7 @@ class CpuBackend final : public Backend {
     cpu::register_softmax_kernels(*this);
     cpu::register_matmul_kernels(*this);
     cpu::register_random_kernels(*this);
+    cpu::register_conv_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

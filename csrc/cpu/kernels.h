@@ -12,6 +12,7 @@ void register_arg_reduce_kernels(Backend& b); // argmax argmin                  
 void register_softmax_kernels(Backend& b);    // softmax log_softmax             - softmax.cpp
 void register_matmul_kernels(Backend& b);     // matmul (BLAS + strided fallback) - matmul.cpp
 void register_random_kernels(Backend& b);     // uniform normal (Philox)         - random.cpp
+void register_conv_kernels(Backend& b);       // conv2d (im2col + BLAS, direct)  - conv.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

@@ -24,6 +24,7 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_reduce_kernels(*this);
   register_matmul_kernels(*this);
   register_random_kernels(*this);
+  register_conv_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;

@@ -19,6 +19,7 @@ void register_elementwise_kernels(MetalBackend& b);  // unary, binary, where, cl
 void register_reduce_kernels(MetalBackend& b);       // reductions, softmax            - ops_reduce.cpp
 void register_matmul_kernels(MetalBackend& b);       // matmul                         - ops_matmul.cpp
 void register_random_kernels(MetalBackend& b);       // uniform, normal                - ops_random.cpp
+void register_conv_kernels(MetalBackend& b);         // conv2d                         - ops_conv.cpp
 
 // "<base>_<dtype name>", the host names shaders instantiate from BM_FOR_EACH_DTYPE.
 inline std::string kernel_name(const std::string& base, DType d) { return base + "_" + dtype_name(d); }

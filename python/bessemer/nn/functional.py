@@ -18,3 +18,13 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 softmax = _ops.softmax
 log_softmax = _ops.log_softmax
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """2-D convolution over an (N, C, H, W) or (C, H, W) input, as torch.nn.functional.conv2d.
+
+    weight: (out_channels, in_channels / groups, kH, kW); stride, padding, dilation: an int or an
+    (h, w) pair; padding may also be 'valid' or 'same' (stride 1 only).
+    """
+    return _core.conv2d(input, weight, bias, stride, padding, dilation, groups)
