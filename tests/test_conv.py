@@ -122,6 +122,25 @@ def test_conv2d_broadcast_input(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_conv2d_pointwise_strided_inputs(device):
+    """1x1 convolutions (the input read in place as a matrix where possible): zero channel strides,
+    step-sliced channels, transposed pixels, an offset view."""
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((2, 8, 5, 6)).astype(np.float32)
+    w = rng.standard_normal((5, 4, 1, 1)).astype(np.float32)
+    bx = bm.tensor(base, device=device)
+    views = [
+        (bx[:1, :1].expand(2, 4, 5, 6), np.broadcast_to(base[:1, :1], (2, 4, 5, 6))),
+        (bx[:, ::2], base[:, ::2]),
+        (bx[:, 2:6].transpose(2, 3), base[:, 2:6].transpose(0, 1, 3, 2)),
+        (bx[1:, 3:7], base[1:, 3:7]),
+    ]
+    for ours_x, np_x in views:
+        got = F.conv2d(ours_x, bm.tensor(w, device=device))
+        assert_close(got, torch_conv(np.ascontiguousarray(np_x), w, None), 2e-5, 5e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_conv2d_unbatched(device):
     x, w, b = rand((3, 6, 5), bm.float32, 0), rand((4, 3, 3, 3), bm.float32, 1), rand((4,), bm.float32, 2)
     ours = F.conv2d(make(x, bm.float32, device), make(w, bm.float32, device), make(b, bm.float32, device), padding=1)

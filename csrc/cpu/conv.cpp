@@ -238,10 +238,19 @@ void conv2d_cpu(const KernelCall& call) {
 
   // The output takes the product directly when it is contiguous in the compute type.
   const bool direct_out = std::is_same_v<T, A> && out.is_contiguous();
-  // 1x1, stride 1, no padding: the input of one image already is the column matrix.
-  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
-                         (g.H == 1 || g.W == 1 || g.xs[2] == g.W * g.xs[3]);
-  Scratch<A> col(pointwise && per_block == 1 ? 0 : g.K * cols_max);
+  // 1x1, stride 1, no padding: the input of one image already is the column matrix, read in place
+  // when BLAS can address it (not, e.g., with zero channel strides).
+  const bool pointwise = std::is_same_v<T, A> && g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && (g.H == 1 || g.W == 1 || g.xs[2] == g.W * g.xs[3]);
+  auto in_place = [&](int64_t grp, const Block& blk) -> std::optional<BlasOperand<A>> {
+    if (!pointwise || blk.n1 - blk.n0 != 1) return std::nullopt;
+    const int64_t ps = g.W == 1 ? g.xs[2] : g.xs[3];
+    const A* base = reinterpret_cast<const A*>(x) + blk.n0 * g.xs[0] + grp * g.Cg * g.xs[1] + blk.p0 * ps;
+    return blas_view(MatRef<const A>{base, g.K, blk.cols(), g.xs[1], ps});
+  };
+  bool need_col = false;
+  for (const Block& b : blocks) need_col = need_col || !in_place(0, b);
+  Scratch<A> col(need_col ? g.K * cols_max : 0);
   Scratch<A> res(direct_out && per_block == 1 ? 0 : g.Og * cols_max);
 
   for (int64_t grp = 0; grp < g.G; ++grp) {
@@ -249,15 +258,7 @@ void conv2d_cpu(const KernelCall& call) {
     for (const Block& blk : blocks) {
       const int64_t ncols = blk.cols();
       const bool single = blk.n1 - blk.n0 == 1;
-      // B: the column matrix, read in place for pointwise convolutions when BLAS can address it.
-      std::optional<BlasOperand<A>> bop;
-      if constexpr (std::is_same_v<T, A>) {
-        if (pointwise && single) {
-          const int64_t ps = g.W == 1 ? g.xs[2] : g.xs[3];
-          MatRef<const A> m{x + blk.n0 * g.xs[0] + grp * g.Cg * g.xs[1] + blk.p0 * ps, g.K, ncols, g.xs[1], ps};
-          bop = blas_view(m);
-        }
-      }
+      std::optional<BlasOperand<A>> bop = in_place(grp, blk);
       if (!bop) {
         parallel_for(0, g.K, std::max<int64_t>(1, kGrain / ncols), [&](int64_t r0, int64_t r1) {
           im2col_rows<T, A>(x, g, grp, blk, r0, r1, col.p);
