@@ -17,7 +17,7 @@
 
 namespace bm::cpu {
 
-// c (m x n) = op(a) (m x k) @ op(b) (k x n), row-major; op transposes when ta / tb.
+// c (m x n) = op(a) (m x k) @ op(b) (k x n) + beta * c, row-major; op transposes when ta / tb.
 #if defined(BESSEMER_BLAS_ACCELERATE)
 #if defined(ACCELERATE_NEW_LAPACK)
 using blas_int = __LAPACK_int;  // int, or long with ACCELERATE_LAPACK_ILP64
@@ -25,27 +25,27 @@ using blas_int = __LAPACK_int;  // int, or long with ACCELERATE_LAPACK_ILP64
 using blas_int = int;
 #endif
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
-                 blas_int ldb, float* c, blas_int ldc) {
+                 blas_int ldb, float* c, blas_int ldc, float beta = 0.0f) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, 0.0f, c, ldc);
+              ldb, beta, c, ldc);
 }
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
-                 blas_int ldb, double* c, blas_int ldc) {
+                 blas_int ldb, double* c, blas_int ldc, double beta = 0.0) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
-              ldb, 0.0, c, ldc);
+              ldb, beta, c, ldc);
 }
 #else
 // scipy-openblas32 prefixes every symbol with scipy_ so it can sit beside another OpenBLAS (numpy's).
 using blas_int = blasint;
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
-                 blas_int ldb, float* c, blas_int ldc) {
+                 blas_int ldb, float* c, blas_int ldc, float beta = 0.0f) {
   scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-                    lda, b, ldb, 0.0f, c, ldc);
+                    lda, b, ldb, beta, c, ldc);
 }
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
-                 blas_int ldb, double* c, blas_int ldc) {
+                 blas_int ldb, double* c, blas_int ldc, double beta = 0.0) {
   scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
-                    lda, b, ldb, 0.0, c, ldc);
+                    lda, b, ldb, beta, c, ldc);
 }
 #endif
 

@@ -9,7 +9,8 @@
 // image when images are large, or several whole images when they are small (so the weights are
 // packed once for many pixels). A 1x1 stride-1 convolution reads the input directly as the column
 // matrix. Convolutions with one or two output channels per group (depthwise) skip BLAS and
-// accumulate each output plane directly. Bias is added while the product is still in cache.
+// accumulate each output plane directly. When BLAS writes the output in place, the bias is stored
+// first (in the same parallel pass as the unfolding) and BLAS adds the product to it (beta = 1).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -259,25 +260,25 @@ void conv2d_cpu(const KernelCall& call) {
       const int64_t ncols = blk.cols();
       const bool single = blk.n1 - blk.n0 == 1;
       std::optional<BlasOperand<A>> bop = in_place(grp, blk);
-      if (!bop) {
-        parallel_for(0, g.K, std::max<int64_t>(1, kGrain / ncols), [&](int64_t r0, int64_t r1) {
-          im2col_rows<T, A>(x, g, grp, blk, r0, r1, col.p);
+      // Output rows written by BLAS in place; the bias goes in first and BLAS adds the product.
+      A* c_out = direct_out && single
+                     ? reinterpret_cast<A*>(out.data<T>()) + blk.n0 * g.O * g.P + grp * g.Og * g.P + blk.p0
+                     : nullptr;
+      const int64_t unfold_rows = bop ? 0 : g.K, bias_rows = c_out && bias ? g.Og : 0;
+      // One parallel region per block: rows [0, unfold_rows) of the column matrix, then the bias rows.
+      if (unfold_rows + bias_rows > 0) {
+        parallel_for(0, unfold_rows + bias_rows, std::max<int64_t>(1, kGrain / ncols), [&](int64_t r0, int64_t r1) {
+          if (r0 < unfold_rows) im2col_rows<T, A>(x, g, grp, blk, r0, std::min(r1, unfold_rows), col.p);
+          for (int64_t r = std::max(r0, unfold_rows); r < r1; ++r) {
+            A* row = c_out + (r - unfold_rows) * g.P;
+            std::fill(row, row + ncols, bias[grp * g.Og + r - unfold_rows]);
+          }
         });
-        bop = BlasOperand<A>{col.p, false, blas_int(ncols)};
       }
-      if (direct_out && single) {
-        A* c = reinterpret_cast<A*>(out.data<T>()) + blk.n0 * g.O * g.P + grp * g.Og * g.P + blk.p0;
+      if (!bop) bop = BlasOperand<A>{col.p, false, blas_int(ncols)};
+      if (c_out) {
         gemm(false, bop->trans, blas_int(g.Og), blas_int(ncols), blas_int(g.K), a, blas_int(g.K), bop->data, bop->ld,
-             c, blas_int(g.P));
-        if (bias) {
-          parallel_for(0, g.Og, std::max<int64_t>(1, kGrain / ncols), [&](int64_t o0, int64_t o1) {
-            for (int64_t o = o0; o < o1; ++o) {
-              const A bv = bias[grp * g.Og + o];
-              A* row = c + o * g.P;
-              for (int64_t j = 0; j < ncols; ++j) row[j] += bv;
-            }
-          });
-        }
+             c_out, blas_int(g.P), A(bias_rows > 0 ? 1 : 0));
       } else {
         gemm(false, bop->trans, blas_int(g.Og), blas_int(ncols), blas_int(g.K), a, blas_int(g.K), bop->data, bop->ld,
              res.p, blas_int(ncols));
