@@ -93,25 +93,26 @@ void im2col_rows(const T* x, const Geom& g, int64_t grp, const Block& blk, int64
     const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
     for (int64_t n = blk.n0; n < blk.n1; ++n) {
       const T* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
-      A* row = col + r * ld + (n - blk.n0) * per - blk.p0;  // row[p] for p in [p0, p1)
+      A* row = col + r * ld + (n - blk.n0) * per;  // row[p - p0] for p in [p0, p1)
       for (int64_t p = blk.p0; p < blk.p1;) {
         const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
-        A* d = row + oy * g.OW;  // d[ox]
+        A* d = row + (p - blk.p0);  // d[ox - ox0] for this output row's columns [ox0, ox1)
         const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
         const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
         if (iy < 0 || iy >= g.H || a >= b) {
-          std::fill(d + ox0, d + ox1, A(0));
+          std::fill(d, d + (ox1 - ox0), A(0));
         } else {
-          std::fill(d + ox0, d + a, A(0));
+          std::fill(d, d + (a - ox0), A(0));
           const T* src = plane + iy * g.xs[2];
+          A* da = d + (a - ox0);
           if (g.sw == 1 && g.xs[3] == 1) {
             const T* s = src + a + xoff;
-            if constexpr (std::is_same_v<T, A>) std::memcpy(d + a, s, size_t(b - a) * sizeof(A));
-            else for (int64_t ox = a; ox < b; ++ox) d[ox] = convert<A>(s[ox - a]);
+            if constexpr (std::is_same_v<T, A>) std::memcpy(da, s, size_t(b - a) * sizeof(A));
+            else for (int64_t i = 0; i < b - a; ++i) da[i] = convert<A>(s[i]);
           } else {
-            for (int64_t ox = a; ox < b; ++ox) d[ox] = convert<A>(src[(ox * g.sw + xoff) * g.xs[3]]);
+            for (int64_t ox = a; ox < b; ++ox) da[ox - a] = convert<A>(src[(ox * g.sw + xoff) * g.xs[3]]);
           }
-          std::fill(d + b, d + ox1, A(0));
+          std::fill(d + (b - ox0), d + (ox1 - ox0), A(0));
         }
         p += ox1 - ox0;
       }
@@ -165,8 +166,7 @@ void conv_direct(const T* x, const Geom& g, const A* wm, const A* bias, const Te
           const T* src = plane + iy * g.xs[2];
           A* d = acc.p + oy * g.OW;
           if (g.sw == 1 && g.xs[3] == 1) {
-            const T* s = src + xoff;
-            for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * convert<A>(s[ox]);
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * convert<A>(src[ox + xoff]);
           } else {
             for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * convert<A>(src[(ox * g.sw + xoff) * g.xs[3]]);
           }
