@@ -3,7 +3,8 @@
 //
 // Per group, output channels x output pixels is one product: weight (Og x K) @ columns (K x pixels),
 // K = Cg * kH * kW. The columns are the unfolded input patches (im2col), built in the compute type
-// (float for float32 and the half types, double for float64) by our threads, and the product goes
+// (float for float32 and the half types, which are converted once up front; double for float64)
+// by our threads, and the product goes
 // to BLAS, which threads it itself: OpenBLAS runs one threaded call at a time anyway, so splitting
 // products between our threads would only serialise them. A block of columns is a tile of one
 // image when images are large, or several whole images when they are small (so the weights are
@@ -82,9 +83,9 @@ struct Block {
 };
 
 // Rows [r0, r1) of the column matrix of `blk` (row r = (c, ky, kx), ld = blk.cols()) from the
-// input channels of group `grp`.
-template <typename T, typename A>
-void im2col_rows(const T* x, const Geom& g, int64_t grp, const Block& blk, int64_t r0, int64_t r1, A* col) {
+// input channels of group `grp` (the input already in the compute type).
+template <typename A>
+void im2col_rows(const A* x, const Geom& g, int64_t grp, const Block& blk, int64_t r0, int64_t r1, A* col) {
   const int64_t ld = blk.cols(), per = blk.p1 - blk.p0;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
@@ -92,7 +93,7 @@ void im2col_rows(const T* x, const Geom& g, int64_t grp, const Block& blk, int64
     valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
     const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
     for (int64_t n = blk.n0; n < blk.n1; ++n) {
-      const T* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
+      const A* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
       A* row = col + r * ld + (n - blk.n0) * per;  // row[p - p0] for p in [p0, p1)
       for (int64_t p = blk.p0; p < blk.p1;) {
         const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
@@ -103,14 +104,12 @@ void im2col_rows(const T* x, const Geom& g, int64_t grp, const Block& blk, int64
           std::fill(d, d + (ox1 - ox0), A(0));
         } else {
           std::fill(d, d + (a - ox0), A(0));
-          const T* src = plane + iy * g.xs[2];
+          const A* src = plane + iy * g.xs[2];
           A* da = d + (a - ox0);
           if (g.sw == 1 && g.xs[3] == 1) {
-            const T* s = src + a + xoff;
-            if constexpr (std::is_same_v<T, A>) std::memcpy(da, s, size_t(b - a) * sizeof(A));
-            else for (int64_t i = 0; i < b - a; ++i) da[i] = convert<A>(s[i]);
+            std::memcpy(da, src + a + xoff, size_t(b - a) * sizeof(A));
           } else {
-            for (int64_t ox = a; ox < b; ++ox) da[ox - a] = convert<A>(src[(ox * g.sw + xoff) * g.xs[3]]);
+            for (int64_t ox = a; ox < b; ++ox) da[ox - a] = src[(ox * g.sw + xoff) * g.xs[3]];
           }
           std::fill(d + (b - ox0), d + (ox1 - ox0), A(0));
         }
@@ -146,7 +145,7 @@ void store_rows(const Tensor& out, const Geom& g, int64_t grp, const Block& blk,
 
 // Few output channels per group: each output plane accumulated directly, one plane per task.
 template <typename T, typename A>
-void conv_direct(const T* x, const Geom& g, const A* wm, const A* bias, const Tensor& out) {
+void conv_direct(const A* x, const Geom& g, const A* wm, const A* bias, const Tensor& out) {
   const int64_t planes = g.N * g.O;
   parallel_for(0, planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, g.P * g.K)), [&](int64_t q0, int64_t q1) {
     Scratch<A> acc(g.P);
@@ -159,16 +158,16 @@ void conv_direct(const T* x, const Geom& g, const A* wm, const A* bias, const Te
         int64_t lo, hi;
         valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
         const int64_t xoff = kx * g.dw - g.pw;
-        const T* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
+        const A* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
         for (int64_t oy = 0; oy < g.OH; ++oy) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
           if (iy < 0 || iy >= g.H) continue;
-          const T* src = plane + iy * g.xs[2];
+          const A* src = plane + iy * g.xs[2];
           A* d = acc.p + oy * g.OW;
           if (g.sw == 1 && g.xs[3] == 1) {
-            for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * convert<A>(src[ox + xoff]);
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * src[ox + xoff];
           } else {
-            for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * convert<A>(src[(ox * g.sw + xoff) * g.xs[3]]);
+            for (int64_t ox = lo; ox < hi; ++ox) d[ox] += wv * src[(ox * g.sw + xoff) * g.xs[3]];
           }
         }
       }
@@ -182,16 +181,39 @@ template <typename T>
 void conv2d_cpu(const KernelCall& call) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
   Tensor& out = *call.out;
-  // Unfolding copies runs along W: an input without unit stride there (a channels-last view, a
-  // step-sliced one) is made contiguous once, explicitly.
+  // The input in the compute type with unit stride along W (unfolding copies runs of W): float32
+  // and float64 inputs are used in place unless their W stride is not 1 (a channels-last or
+  // step-sliced view), then copied once, explicitly; half types are converted once, contiguous
+  // (not once per kernel tap during the unfolding).
+  const Tensor* xt = call.in[0];
   TensorPtr x_keep;
-  const Tensor* xp = call.in[0];
-  if (xp->shape[3] > 1 && xp->strides[3] != 1) {
-    x_keep = contiguous(std::make_shared<Tensor>(*xp));
-    xp = x_keep.get();
+  std::unique_ptr<Scratch<A>> x_conv;
+  Geom g;
+  const A* x;
+  if constexpr (std::is_same_v<T, A>) {
+    if (xt->shape[3] > 1 && xt->strides[3] != 1) {
+      x_keep = contiguous(std::make_shared<Tensor>(*xt));
+      xt = x_keep.get();
+    }
+    g = geometry(call, *xt);
+    x = xt->data<A>();
+  } else {
+    g = geometry(call, *xt);
+    x_conv = std::make_unique<Scratch<A>>(g.N * g.C * g.H * g.W);
+    A* dst = x_conv->p;
+    const T* src = xt->data<T>();
+    const int64_t* st = xt->strides.data();
+    parallel_for(0, g.N * g.C * g.H, std::max<int64_t>(1, kGrain / g.W), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / (g.C * g.H), c = r / g.H % g.C, y = r % g.H;
+        const T* s = src + n * st[0] + c * st[1] + y * st[2];
+        A* d = dst + r * g.W;
+        for (int64_t i = 0; i < g.W; ++i) d[i] = convert<A>(s[i * st[3]]);
+      }
+    });
+    g.xs[0] = g.C * g.H * g.W, g.xs[1] = g.H * g.W, g.xs[2] = g.W, g.xs[3] = 1;
+    x = dst;
   }
-  const Geom g = geometry(call, *xp);
-  const T* x = xp->data<T>();
 
   // Weights as an O x K row-major matrix in the compute type (staged unless already that), bias in A.
   const Tensor& w = *call.in[1];
@@ -241,12 +263,12 @@ void conv2d_cpu(const KernelCall& call) {
   const bool direct_out = std::is_same_v<T, A> && out.is_contiguous();
   // 1x1, stride 1, no padding: the input of one image already is the column matrix, read in place
   // when BLAS can address it (not, e.g., with zero channel strides).
-  const bool pointwise = std::is_same_v<T, A> && g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                         g.pw == 0 && (g.H == 1 || g.W == 1 || g.xs[2] == g.W * g.xs[3]);
+  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                         (g.H == 1 || g.W == 1 || g.xs[2] == g.W * g.xs[3]);
   auto in_place = [&](int64_t grp, const Block& blk) -> std::optional<BlasOperand<A>> {
     if (!pointwise || blk.n1 - blk.n0 != 1) return std::nullopt;
     const int64_t ps = g.W == 1 ? g.xs[2] : g.xs[3];
-    const A* base = reinterpret_cast<const A*>(x) + blk.n0 * g.xs[0] + grp * g.Cg * g.xs[1] + blk.p0 * ps;
+    const A* base = x + blk.n0 * g.xs[0] + grp * g.Cg * g.xs[1] + blk.p0 * ps;
     return blas_view(MatRef<const A>{base, g.K, blk.cols(), g.xs[1], ps});
   };
   bool need_col = false;
@@ -268,7 +290,7 @@ void conv2d_cpu(const KernelCall& call) {
       // One parallel region per block: rows [0, unfold_rows) of the column matrix, then the bias rows.
       if (unfold_rows + bias_rows > 0) {
         parallel_for(0, unfold_rows + bias_rows, std::max<int64_t>(1, kGrain / ncols), [&](int64_t r0, int64_t r1) {
-          if (r0 < unfold_rows) im2col_rows<T, A>(x, g, grp, blk, r0, std::min(r1, unfold_rows), col.p);
+          if (r0 < unfold_rows) im2col_rows<A>(x, g, grp, blk, r0, std::min(r1, unfold_rows), col.p);
           for (int64_t r = std::max(r0, unfold_rows); r < r1; ++r) {
             A* row = c_out + (r - unfold_rows) * g.P;
             std::fill(row, row + ncols, bias[grp * g.Og + r - unfold_rows]);
