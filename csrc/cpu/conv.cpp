@@ -4,9 +4,9 @@
 // Per group, output channels x output pixels is one product: weight (Og x K) @ columns (K x pixels),
 // K = Cg * kH * kW. The columns are the unfolded input patches (im2col), built in the compute type
 // (float for float32 and the half types, which are converted once up front; double for float64)
-// by our threads, and the product goes
-// to BLAS, which threads it itself: OpenBLAS runs one threaded call at a time anyway, so splitting
-// products between our threads would only serialise them. A block of columns is a tile of one
+// by our threads, and the product goes to BLAS, which threads it itself: OpenBLAS runs one call
+// at a time anyway (concurrent calls serialise), so splitting a product between our threads would
+// not help. A block of columns is a tile of one
 // image when images are large, or several whole images when they are small (so the weights are
 // packed once for many pixels). A 1x1 stride-1 convolution reads the input directly as the column
 // matrix. Convolutions with one or two output channels per group (depthwise) skip BLAS and
