@@ -1,17 +1,17 @@
 // conv2d on the CPU. The op layer (core/ops_nn_conv.cpp) has checked every argument and hands over
 // a 4-D input, a 4-D weight, an optional bias, a fresh output and no empty operand.
 //
-// Per group, output channels x output pixels is one product: weight (Og x K) @ columns (K x pixels),
-// K = Cg * kH * kW. The columns are the unfolded input patches (im2col), built in the compute type
-// (float for float32 and the half types, which are converted once up front; double for float64)
-// by our threads, and the product goes to BLAS, which threads it itself: OpenBLAS runs one call
-// at a time anyway (concurrent calls serialise), so splitting a product between our threads would
-// not help. A block of columns is a tile of one
-// image when images are large, or several whole images when they are small (so the weights are
-// packed once for many pixels). A 1x1 stride-1 convolution reads the input directly as the column
-// matrix. Convolutions with one or two output channels per group (depthwise) skip BLAS and
-// accumulate each output plane directly. When BLAS writes the output in place, the bias is stored
-// first (in the same parallel pass as the unfolding) and BLAS adds the product to it (beta = 1).
+// Per group, output channels x output pixels is one product: weight (Og x K) @ columns (K x
+// pixels), K = Cg * kH * kW. The columns are the unfolded input patches (im2col), built in the
+// compute type (float for float32 and the half types, which are converted once up front; double for
+// float64) by our threads, and the product goes to BLAS, which threads it itself: OpenBLAS runs one
+// call at a time anyway (concurrent calls serialise), so splitting a product between our threads
+// would not help. A block of columns is a tile of one image when images are large, or several whole
+// images when they are small (so the weights are packed once for many pixels). A 1x1 stride-1
+// convolution reads the input directly as the column matrix. Convolutions with one or two output
+// channels per group (depthwise) skip BLAS and accumulate each output plane directly. When BLAS
+// writes the output in place, the bias is stored first (in the same parallel pass as the unfolding)
+// and BLAS adds the product to it (beta = 1).
 #include <algorithm>
 #include <cstring>
 #include <memory>
