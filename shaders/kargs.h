@@ -272,3 +272,38 @@ struct NllLossArgs {
   bm_i64 tgt_strides[BM_MAX_DIMS];
   bm_i64 in_strides[BM_MAX_DIMS];
 };
+
+// conv2d_<dtype> (shaders/conv.metal): for each group grp, an implicit product of the weights
+// (cout_g rows x k_total, k = (c, ky, kx)) and the unfolded input (k_total x cols, column
+// (n, oy, ox) numbered row-major): out[n, grp * cout_g + o, oy, ox] = bias[...] + sum over k of
+// weight[grp * cout_g + o, c, ky, kx] * input[n, grp * cin_g + c, oy * stride_h - pad_h + ky * dil_h,
+// ox * stride_w - pad_w + kx * dil_w], input positions outside the image reading zero. Every
+// operand has its own offset and (N, C, H, W)-order strides in elements.
+struct Conv2dArgs {
+  bm_i64 in_h;
+  bm_i64 in_w;
+  bm_i64 out_h;
+  bm_i64 out_w;
+  bm_i64 k_h;
+  bm_i64 k_w;
+  bm_i64 stride_h;
+  bm_i64 stride_w;
+  bm_i64 pad_h;
+  bm_i64 pad_w;
+  bm_i64 dil_h;
+  bm_i64 dil_w;
+  bm_i64 cin_g;    // input channels per group
+  bm_i64 cout_g;   // output channels per group
+  bm_i64 k_total;  // cin_g * k_h * k_w
+  bm_i64 cols;     // batch * out_h * out_w
+  bm_i64 in_offset;
+  bm_i64 w_offset;
+  bm_i64 bias_offset;
+  bm_i64 out_offset;
+  bm_i64 in_strides[4];
+  bm_i64 w_strides[4];
+  bm_i64 out_strides[4];
+  bm_i64 bias_stride;
+  bm_i32 has_bias;
+  bm_i32 pad_;
+};

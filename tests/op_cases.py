@@ -440,3 +440,33 @@ def _nn_misc_cases() -> list[Case]:
 
 
 CASES += _nn_misc_cases()
+# ---- conv2d (tests/test_conv.py compares with torch over many more argument combinations) ----
+def _np_conv2d(stride=1, padding=0, dilation=1, groups=1):
+    """conv2d in float64: per kernel tap, a strided window of the zero-padded input times weights."""
+    def ref(x, w, b=None):
+        n, _, h, wd = x.shape
+        o, cg, kh, kw = w.shape
+        xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+        oh = (h + 2 * padding - dilation * (kh - 1) - 1) // stride + 1
+        ow = (wd + 2 * padding - dilation * (kw - 1) - 1) // stride + 1
+        out = np.zeros((n, o, oh, ow))
+        og = o // groups
+        for g in range(groups):
+            for ky in range(kh):
+                for kx in range(kw):
+                    win = xp[:, g * cg:(g + 1) * cg, ky * dilation:ky * dilation + stride * (oh - 1) + 1:stride,
+                             kx * dilation:kx * dilation + stride * (ow - 1) + 1:stride]
+                    out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", win, w[g * og:(g + 1) * og, :, ky, kx])
+        return out if b is None else out + b[None, :, None, None]
+    return ref
+
+
+CASES += [
+    # the "0d" layout has no 4-D input and the "empty" one a zero-width kernel: both rejected
+    Case("conv2d", lambda x, w, b: bm.nn.functional.conv2d(x, w, b, padding=1, groups=2),
+         _np_conv2d(padding=1, groups=2), nin=3, dtypes=list(FLOATS), shapes=((2, 4, 5, 6), (6, 2, 3, 3), (6,)),
+         variant="groups2_pad1", errors={"0d": ValueError, "empty": ValueError}),
+    Case("conv2d", lambda x, w: bm.nn.functional.conv2d(x, w, stride=2, dilation=2),
+         _np_conv2d(stride=2, dilation=2), nin=2, dtypes=list(FLOATS), shapes=((1, 3, 9, 8), (4, 3, 2, 3)),
+         variant="stride2_dilation2", errors={"0d": ValueError, "empty": ValueError}),
+]

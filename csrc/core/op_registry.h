@@ -56,6 +56,10 @@ struct OpArgs {
   bool norm_weight = false, norm_bias = false;  // layer_norm: inputs 1.. are weight then bias, if given
   double p = 0;                   // dropout: probability of zeroing an element
   int64_t ignore_index = -100;    // nll_loss: targets equal to it contribute nothing
+  // conv2d, as (h, w) pairs; conv_padding is the top/left padding (the output shape gives the rest,
+  // so padding='same' with an even kernel pads one more at the bottom/right, as torch does).
+  std::array<int64_t, 2> conv_stride{1, 1}, conv_padding{0, 0}, conv_dilation{1, 1};
+  int64_t conv_groups = 1;
 };
 
 struct KernelCall {

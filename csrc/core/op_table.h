@@ -67,7 +67,9 @@
   X(batch_norm,  3, 1, Cast,         Given,       kFloatMask)                   \
   X(dropout,     1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(embedding,   2, 1, Cast,         Given,       kAllMask)                     \
-  X(nll_loss,    3, 1, Cast,         Given,       kFloatMask)
+  X(nll_loss,    3, 1, Cast,         Given,       kFloatMask)                   \
+  X(conv2d,      3, 1, FloatOnly,    Given,       kFloatMask)
+
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
 // index inputs keep their dtype: the kernel runs in args.out_dtype, the weight's / input's dtype.

@@ -12,79 +12,13 @@
 
 #include "core/errors.h"
 #include "core/tensor.h"
+#include "cpu/blas.h"
 #include "cpu/kernels.h"
 #include "cpu/matmul_fallback.h"
-
-#if defined(BESSEMER_BLAS_ACCELERATE)
-#include <Accelerate/Accelerate.h>
-#elif defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
-#include <cblas.h>
-#else
-#error "no BLAS configured: CMake defines BESSEMER_BLAS_ACCELERATE or BESSEMER_BLAS_SCIPY_OPENBLAS"
-#endif
 
 namespace bm::cpu {
 
 namespace {
-
-// ---- the BLAS entry points, one spelling for both libraries ----
-#if defined(BESSEMER_BLAS_ACCELERATE)
-#if defined(ACCELERATE_NEW_LAPACK)
-using blas_int = __LAPACK_int;  // int, or long with ACCELERATE_LAPACK_ILP64
-#else
-using blas_int = int;
-#endif
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
-                 blas_int ldb, float* c, blas_int ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, 0.0f, c, ldc);
-}
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
-                 blas_int ldb, double* c, blas_int ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
-              ldb, 0.0, c, ldc);
-}
-#else
-// scipy-openblas32 prefixes every symbol with scipy_ so it can sit beside another OpenBLAS (numpy's).
-using blas_int = blasint;
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
-                 blas_int ldb, float* c, blas_int ldc) {
-  scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-                    lda, b, ldb, 0.0f, c, ldc);
-}
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
-                 blas_int ldb, double* c, blas_int ldc) {
-  scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
-                    lda, b, ldb, 0.0, c, ldc);
-}
-#endif
-
-constexpr int64_t kBlasIntMax = std::numeric_limits<blas_int>::max();
-
-// How BLAS sees one row-major operand: its data, whether to transpose, and the leading dimension.
-template <typename T>
-struct BlasOperand {
-  const T* data;
-  bool trans;
-  blas_int ld;
-};
-
-// A view BLAS can read in place: unit stride along one dim and a leading dimension along the
-// other that is at least the length of the first (BLAS rejects smaller ones, and a zero or
-// overlapping stride would be one). Dims of size 1 have no meaningful stride.
-template <typename T>
-std::optional<BlasOperand<T>> blas_view(const MatRef<const T>& m) {
-  auto ok = [](int64_t ld) { return ld <= kBlasIntMax; };
-  if ((m.cols == 1 || m.cs == 1) && (m.rows == 1 || m.rs >= m.cols)) {
-    int64_t ld = m.rows == 1 ? m.cols : m.rs;
-    if (ok(ld)) return BlasOperand<T>{m.base, false, blas_int(ld)};
-  }
-  if ((m.rows == 1 || m.rs == 1) && (m.cols == 1 || m.cs >= m.rows)) {
-    int64_t ld = m.cols == 1 ? m.rows : m.cs;
-    if (ok(ld)) return BlasOperand<T>{m.base, true, blas_int(ld)};
-  }
-  return std::nullopt;
-}
 
 // An operand BLAS cannot address (non-unit inner strides, zero strides) is copied to a contiguous
 // buffer. Broadcast batch entries share their matrix, so the copy is reused while the source is.

@@ -2,6 +2,7 @@
 
 from . import functional, init
 from .activation import GELU, SiLU
+from .conv import Conv2d
 from .dropout import Dropout
 from .layers import Flatten, Identity, Linear, ReLU, Sequential
 from .loss import CrossEntropyLoss, NLLLoss
@@ -13,7 +14,7 @@ from .sparse import Embedding
 
 __all__ = [
     "Module", "Parameter", "functional", "init",
-    "Linear", "ReLU", "GELU", "SiLU", "Flatten", "Identity", "Sequential", "Dropout", "Embedding",
+    "Linear", "Conv2d", "ReLU", "GELU", "SiLU", "Flatten", "Identity", "Sequential", "Dropout", "Embedding",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm",
     "CrossEntropyLoss", "NLLLoss",
 ]

@@ -119,3 +119,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     input's shape); 'mean' with weights divides by the summed weights of the targets not ignored."""
     return _core.cross_entropy(input, target, weight, int(ignore_index),
                                _legacy_reduction(size_average, reduce, reduction), float(label_smoothing))
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """2-D convolution over an (N, C, H, W) or (C, H, W) input, as torch.nn.functional.conv2d.
+
+    weight: (out_channels, in_channels / groups, kH, kW); stride, padding, dilation: an int or an
+    (h, w) pair; padding may also be 'valid' or 'same' (stride 1 only).
+    """
+    return _core.conv2d(input, weight, bias, stride, padding, dilation, groups)

@@ -1,0 +1,63 @@
+// conv2d on Metal (shaders/conv.metal): one launch, threadgroups over (output column tiles, output
+// channel tiles, groups). The op layer hands over a 4-D input and weight, an optional bias and a
+// non-empty output; every operand keeps its own strides and offset, so no layout is copied.
+#include "core/errors.h"
+#include "metal/kernels.h"
+
+namespace bm::metal {
+
+namespace {
+
+constexpr int64_t kTile = 32;            // CV_TILE in conv.metal
+constexpr uint64_t kThreadsPerSide = 8;  // CV_T: the threadgroup is kThreadsPerSide^2 threads
+
+void conv2d_kernel(const KernelCall& c) {
+  const Tensor &x = *c.in[0], &w = *c.in[1];
+  const Tensor* b = c.nin > 2 ? c.in[2] : nullptr;
+  Tensor& out = *c.out;
+  const OpArgs& o = *c.args;
+  Conv2dArgs a{};
+  a.in_h = x.shape[2];
+  a.in_w = x.shape[3];
+  a.out_h = out.shape[2];
+  a.out_w = out.shape[3];
+  a.k_h = w.shape[2];
+  a.k_w = w.shape[3];
+  a.stride_h = o.conv_stride[0];
+  a.stride_w = o.conv_stride[1];
+  a.pad_h = o.conv_padding[0];
+  a.pad_w = o.conv_padding[1];
+  a.dil_h = o.conv_dilation[0];
+  a.dil_w = o.conv_dilation[1];
+  const int64_t groups = o.conv_groups;
+  a.cin_g = x.shape[1] / groups;
+  a.cout_g = w.shape[0] / groups;
+  a.k_total = a.cin_g * a.k_h * a.k_w;
+  a.cols = x.shape[0] * a.out_h * a.out_w;
+  a.in_offset = x.offset;
+  a.w_offset = w.offset;
+  a.out_offset = out.offset;
+  for (int d = 0; d < 4; ++d) {
+    a.in_strides[d] = x.strides[d];
+    a.w_strides[d] = w.strides[d];
+    a.out_strides[d] = out.strides[d];
+  }
+  a.has_bias = b != nullptr;
+  if (b) {
+    a.bias_offset = b->offset;
+    a.bias_stride = b->strides[0];
+  }
+  Size3 grid{uint64_t((a.cols + kTile - 1) / kTile), uint64_t((a.cout_g + kTile - 1) / kTile), uint64_t(groups)};
+  // Without a bias, buffer(2) is bound to the weights; the shader never reads it then.
+  backend_of(out).dispatch_groups(kernel_name("conv2d", out.dtype), {{&x, 0}, {&w, 1}, {b ? b : &w, 2}, {&out, 3}},
+                                  &a, sizeof(a), 4, grid, Size3{kThreadsPerSide, kThreadsPerSide, 1});
+}
+
+}  // namespace
+
+void register_conv_kernels(MetalBackend& b) {
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16})  // the row's mask minus float64
+    b.set_kernel(OpId::conv2d, d, &conv2d_kernel);
+}
+
+}  // namespace bm::metal
