@@ -80,6 +80,33 @@ def bench_conv2d_3x3() -> None:
     }, work=flops, goal=("torch", 0.5))
 
 
+def bench_resnet18() -> None:
+    """ResNet-18 inference (eval mode, 224x224) at batch 1 and 8: bessemer CPU vs torch CPU, same
+    weights (torch's, loaded through safetensors-style state_dict copy)."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+    from torch_resnet import TorchResNet18
+
+    torch.manual_seed(0)
+    tmodel = TorchResNet18().eval()
+    model = bm.models.resnet18().eval()
+    model.load_state_dict({k: bm.tensor(v.numpy()) for k, v in tmodel.state_dict().items()})
+    for batch in (1, 8):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 224, 224), dtype=np.float32)
+        bx, tx = bm.from_numpy(x), torch.from_numpy(x)
+
+        def run_torch():
+            with torch.no_grad():
+                return tmodel(tx)
+
+        compare(f"resnet18 inference batch {batch} 224x224 f32", {
+            "bessemer": lambda: model(bx).numpy(),
+            "torch": run_torch,
+        }, work=batch, unit="images/s", goal=("torch", 0.5), scale=1.0)
+
+
 def main():
     header("nn")
     for name, fn in sorted(globals().items()):

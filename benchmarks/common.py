@@ -45,7 +45,7 @@ def best_time(fn: Callable[[], object], min_time: float = 0.05, repeats: int = 7
 
 
 def compare(name: str, engines: dict[str, Callable[[], object]], *, work: float | None = None,
-            unit: str = "GFLOP/s", goal: tuple[str, float] | None = None) -> dict[str, float]:
+            unit: str = "GFLOP/s", goal: tuple[str, float] | None = None, scale: float = 1e9) -> dict[str, float]:
     """Time each engine (interleaved rounds) and print a row. `work` (e.g. flops) adds throughput.
 
     goal=("numpy", 0.8) prints whether bessemer reached 0.8x numpy's speed.
@@ -58,7 +58,7 @@ def compare(name: str, engines: dict[str, Callable[[], object]], *, work: float 
     for k, t in times.items():
         s = f"{k} {t * 1e6:10.2f} us"
         if work:
-            s += f" ({work / t / 1e9:7.2f} {unit})"
+            s += f" ({work / t / scale:7.2f} {unit})"
         parts.append(s)
     ratios = [f"vs {k}: {times[k] / times['bessemer']:.2f}x" for k in times if k != "bessemer"]
     verdict = ""

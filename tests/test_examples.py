@@ -17,3 +17,8 @@ def test_quickstart():
     assert "recovered w_true to max error" in out
     err = float(out.split("max error ")[1].split()[0])
     assert err < 1e-3
+
+
+def test_resnet18_example(tmp_path):
+    out = run("resnet18.py", "--runs", "1")
+    assert "ResNet-18 on cpu" in out and out.count("class ") == 5 and "time:" in out

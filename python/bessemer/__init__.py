@@ -39,6 +39,8 @@ int = int32  # noqa: A001
 
 from . import (
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
+    io,
+    models,
     nn,
     testing,  # noqa: E402
 )
@@ -96,8 +98,7 @@ from ._ops import (  # noqa: E402
     where,
     zeros,
 )
-from .random import Generator, initial_seed, manual_seed, rand, randn
-from . import io
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
+from .random import Generator, initial_seed, manual_seed, rand, randn
 
 __all__ = [name for name in dir() if not name.startswith("_")]
