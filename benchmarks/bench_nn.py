@@ -97,12 +97,12 @@ def bench_resnet18() -> None:
         x = np.random.default_rng(batch).standard_normal((batch, 3, 224, 224), dtype=np.float32)
         bx, tx = bm.from_numpy(x), torch.from_numpy(x)
 
-        def run_torch():
+        def run_torch(tx=tx):
             with torch.no_grad():
                 return tmodel(tx)
 
         compare(f"resnet18 inference batch {batch} 224x224 f32", {
-            "bessemer": lambda: model(bx).numpy(),
+            "bessemer": lambda bx=bx: model(bx).numpy(),
             "torch": run_torch,
         }, work=batch, unit="images/s", goal=("torch", 0.5), scale=1.0)
 

@@ -8,8 +8,8 @@ inputs, dtypes, input domain, and the expected output dtype rule.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import bessemer as bm
-
 from harness import DEVICES, LAYOUTS, TOL, check_op, dtypes_on, make_input
 from op_cases import CASES, expected_dtype
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file as torch_save_file
+from torch_resnet import TorchResNet18
 
 import bessemer as bm
 from harness import DEVICES
-from torch_resnet import TorchResNet18
 
 tnn = torch.nn
 
@@ -58,7 +58,7 @@ def test_logits_match_torch(torch_model_file, device):
 def test_conv_inputs_on_different_devices_and_moved_models(device):
     other = "cpu" if device != "cpu" else DEVICES[-1]
     conv = bm.nn.Conv2d(3, 4, 3, device=device)
-    with pytest.raises(bm.DeviceMismatchError, match=rf"\[conv2d\] inputs are on different devices"):
+    with pytest.raises(bm.DeviceMismatchError, match=r"\[conv2d\] inputs are on different devices"):
         conv(bm.randn(1, 3, 8, 8, device=other))
     model = bm.models.resnet18(num_classes=10).eval().to(device)
     assert model(bm.randn(1, 3, 32, 32, device=device)).shape == (1, 10)
