@@ -156,3 +156,16 @@ def test_python_m_bessemer_prints_configuration():
     import sys
     out = subprocess.run([sys.executable, "-m", "bessemer"], capture_output=True, text=True, check=True).stdout
     assert f"bessemer {bm.__version__}" in out and "BLAS" in out and "cpu" in out
+
+
+def test_set_num_threads_sizes_our_pool_and_blas():
+    before = bm.get_num_threads()
+    try:
+        bm.set_num_threads(1)
+        assert bm.get_num_threads() == 1 and bm._core._blas_threads() in (0, 1)  # 0: Accelerate
+        a = bm.randn(64, 64)
+        np.testing.assert_allclose((a @ a).numpy(), a.numpy().astype(np.float64) @ a.numpy(), rtol=1e-4, atol=1e-4)
+    finally:
+        bm.set_num_threads(before)
+    with pytest.raises(ValueError, match=r"\[set_num_threads\]"):
+        bm.set_num_threads(0)

@@ -1,5 +1,7 @@
 #include "bindings/common.h"
+#include "core/errors.h"
 #include "core/parallel.h"
+#include "cpu/blas.h"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "bessemer C++ core";
@@ -30,5 +32,10 @@ PYBIND11_MODULE(_core, m) {
     return d;
   });
   m.def("get_num_threads", &bm::num_threads);
-  m.def("set_num_threads", &bm::set_num_threads, py::arg("n"));
+  m.def("set_num_threads", [](int n) {
+    if (n < 1) throw bm::ValueError("[set_num_threads] expected a positive number of threads, got " + std::to_string(n));
+    bm::set_num_threads(n);
+    bm::cpu::set_blas_threads(n);
+  }, py::arg("n"));
+  m.def("_blas_threads", &bm::cpu::blas_threads);
 }
