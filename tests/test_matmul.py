@@ -305,3 +305,26 @@ def test_shared_weight_single_rows(device):
     tb, vb = rand((7, 5), bm.float32, seed=26, device=device)
     assert_close(ta @ tb, va @ vb, *TOL[bm.float32])
     assert_close(ta[::3] @ tb, va[::3] @ vb, *TOL[bm.float32])
+
+
+@pytest.mark.parametrize("dtype", [bm.float32, bm.float64])
+@pytest.mark.parametrize("m,n", [(1, 7), (7, 1), (1, 1)])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_matrix_vector_products_every_orientation(dtype, m, n, ta, tb):
+    """One row or one column goes to gemv on CPU: every transpose and leading-dimension case."""
+    rng = np.random.default_rng(m * 100 + n * 10 + 2 * ta + tb)
+    k = 9
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    # transposed operands are views of padded buffers, so their leading dimension is not the width
+    if ta:
+        ta_ = bm.tensor(np.pad(a.T, ((0, 0), (0, 3)))).to(dtype)[:, :m].T
+    else:
+        ta_ = bm.tensor(np.pad(a, ((0, 0), (0, 2)))).to(dtype)[:, :k]
+    if tb:
+        tb_ = bm.tensor(np.pad(b.T, ((0, 0), (0, 2)))).to(dtype)[:, :k].T
+    else:
+        tb_ = bm.tensor(np.pad(b, ((0, 0), (0, 4)))).to(dtype)[:, :n]
+    got = (ta_ @ tb_).numpy()
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)

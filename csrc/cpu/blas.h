@@ -49,6 +49,39 @@ inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const dou
 }
 #endif
 
+// y = op(a) x, a row-major (rows x cols) with leading dimension lda.
+#if defined(BESSEMER_BLAS_ACCELERATE)
+#define BM_CBLAS(name) cblas_##name
+#else
+#define BM_CBLAS(name) scipy_cblas_##name
+#endif
+inline void gemv(bool trans, blas_int rows, blas_int cols, const float* a, blas_int lda, const float* x, blas_int incx,
+                 float* y, blas_int incy) {
+  BM_CBLAS(sgemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, 1.0f, a, lda, x, incx, 0.0f, y, incy);
+}
+inline void gemv(bool trans, blas_int rows, blas_int cols, const double* a, blas_int lda, const double* x,
+                 blas_int incx, double* y, blas_int incy) {
+  BM_CBLAS(dgemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, 1.0, a, lda, x, incx, 0.0, y, incy);
+}
+#undef BM_CBLAS
+
+// c (m x n, leading dimension ldc) = op(a) @ op(b). A product with one row or one column is a
+// matrix-vector product: gemv reads the matrix once, where gemm with n == 1 is several times
+// slower (a batch-1 nn.Linear is exactly this case).
+template <typename T>
+void product(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const T* a, blas_int lda, const T* b, blas_int ldb,
+             T* c, blas_int ldc) {
+  if (n == 1) {  // c[:, 0] = op(a) @ op(b)[:, 0]; op(b)[kk, 0] is b[kk * ldb] (or b[kk] if transposed)
+    if (ta) gemv(true, k, m, a, lda, b, tb ? 1 : ldb, c, ldc);
+    else gemv(false, m, k, a, lda, b, tb ? 1 : ldb, c, ldc);
+  } else if (m == 1) {  // c[0, :] = op(b)^T @ op(a)[0, :]; op(a)[0, kk] is a[kk] (or a[kk * lda])
+    if (tb) gemv(false, n, k, b, ldb, a, ta ? lda : 1, c, 1);
+    else gemv(true, k, n, b, ldb, a, ta ? lda : 1, c, 1);
+  } else {
+    gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  }
+}
+
 // bm.set_num_threads(n) also sizes the BLAS pool, as torch.set_num_threads does. Accelerate
 // schedules its own threads (VECLIB_MAXIMUM_THREADS at start-up), so there it is a no-op.
 inline void set_blas_threads(int n) {

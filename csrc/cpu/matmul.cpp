@@ -117,11 +117,12 @@ void blas_matmul(const Batches<T>& bt) {
     MatRef<const T> cview{c.base, c.rows, c.cols, c.rs, c.cs};
     auto C = blas_view(cview);
     if (C && !C->trans) {
-      gemm(A.trans, B.trans, blas_int(M), blas_int(bt.N), blas_int(bt.K), A.data, A.ld, B.data, B.ld, c.base, C->ld);
+      product(A.trans, B.trans, blas_int(M), blas_int(bt.N), blas_int(bt.K), A.data, A.ld, B.data, B.ld, c.base,
+              C->ld);
     } else {
       cbuf.resize(size_t(M * bt.N));
-      gemm(A.trans, B.trans, blas_int(M), blas_int(bt.N), blas_int(bt.K), A.data, A.ld, B.data, B.ld, cbuf.data(),
-           blas_int(bt.N));
+      product(A.trans, B.trans, blas_int(M), blas_int(bt.N), blas_int(bt.K), A.data, A.ld, B.data, B.ld, cbuf.data(),
+              blas_int(bt.N));
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < bt.N; ++j) c.at(i, j) = cbuf[size_t(i * bt.N + j)];
     }
