@@ -10,70 +10,84 @@
 //               [0.5, 1.5) and [1.5, 3) polynomials in z - 1 and z - 2.25, [3, inf) P(1/z^2) / z
 //               (R's asymptotic form, fitted on [3, 10.1]; beyond that exp(-z^2) underflows).
 // exp(-z^2) takes z^2 as hi + lo (fma) so its rounding does not grow into a 2 z^2 ulp error.
-#pragma once
+//
+// Written once in the subset of C++ that is also MSL and included by both shaders/unary.metal and
+// csrc/cpu/activation_f32.cpp, with exp from shaders/bm_exp_f32.h: the CPU and the simulator give
+// the same bits. Branch-free where it matters (selects between values computed on every path), so
+// CPU loops over it vectorise; fma is correctly rounded everywhere, so its width does not matter.
+#ifndef BESSEMER_ERF_H
+#define BESSEMER_ERF_H
+
+#include "bm_exp_f32.h"
+
+#ifdef __METAL_VERSION__
+inline float bm_fma(float a, float b, float c) { return metal::fma(a, b, c); }
+inline float bm_fabs(float x) { return metal::fabs(x); }
+#else
+#include <cmath>
+inline float bm_fma(float a, float b, float c) { return std::fma(a, b, c); }
+inline float bm_fabs(float x) { return std::fabs(x); }
+#endif
 
 inline float bm_erf_small(float x) {  // |x| < 0.5
   const float u = x * x;
   float q = -7.65791687e-04f;
-  q = metal::fma(q, u, 5.19808987e-03f);
-  q = metal::fma(q, u, -2.68626250e-02f);
-  q = metal::fma(q, u, 1.12837695e-01f);
-  q = metal::fma(q, u, -3.76126379e-01f);
-  q = metal::fma(q, u, 1.28379166e-01f);
-  return metal::fma(x, q, x);
+  q = bm_fma(q, u, 5.19808987e-03f);
+  q = bm_fma(q, u, -2.68626250e-02f);
+  q = bm_fma(q, u, 1.12837695e-01f);
+  q = bm_fma(q, u, -3.76126379e-01f);
+  q = bm_fma(q, u, 1.28379166e-01f);
+  return bm_fma(x, q, x);
 }
 
-// exp(z^2) * erfc(z) for z >= 0.5 (NaN stays NaN).
+// exp(z^2) * erfc(z) for z >= 0.5 (NaN stays NaN). All three fits are evaluated and one selected.
 inline float bm_erfcx(float z) {
-  if (z < 1.5f) {
-    const float t = z - 1.0f;
-    float r = -4.05822764e-04f;
-    r = metal::fma(r, t, 1.13733660e-03f);
-    r = metal::fma(r, t, -2.76565691e-03f);
-    r = metal::fma(r, t, 6.95091859e-03f);
-    r = metal::fma(r, t, -1.66618749e-02f);
-    r = metal::fma(r, t, 3.75740118e-02f);
-    r = metal::fma(r, t, -7.92269930e-02f);
-    r = metal::fma(r, t, 1.54371515e-01f);
-    r = metal::fma(r, t, -2.73212016e-01f);
-    return metal::fma(r, t, 4.27583575e-01f);
-  }
-  if (z < 3.0f) {
-    const float t = z - 2.25f;
-    float r = -8.93137621e-06f;
-    r = metal::fma(r, t, 3.26447589e-05f);
-    r = metal::fma(r, t, -1.02394522e-04f);
-    r = metal::fma(r, t, 3.46888060e-04f);
-    r = metal::fma(r, t, -1.14377122e-03f);
-    r = metal::fma(r, t, 3.61932791e-03f);
-    r = metal::fma(r, t, -1.10020619e-02f);
-    r = metal::fma(r, t, 3.19926031e-02f);
-    r = metal::fma(r, t, -8.84865001e-02f);
-    return metal::fma(r, t, 2.31087252e-01f);
-  }
-  const float w = 1.0f / (z * z);  // 0 once z * z overflows: R -> 1 / (sqrt(pi) z)
+  const float t1 = z - 1.0f;  // [0.5, 1.5)
+  float r1 = -4.05822764e-04f;
+  r1 = bm_fma(r1, t1, 1.13733660e-03f);
+  r1 = bm_fma(r1, t1, -2.76565691e-03f);
+  r1 = bm_fma(r1, t1, 6.95091859e-03f);
+  r1 = bm_fma(r1, t1, -1.66618749e-02f);
+  r1 = bm_fma(r1, t1, 3.75740118e-02f);
+  r1 = bm_fma(r1, t1, -7.92269930e-02f);
+  r1 = bm_fma(r1, t1, 1.54371515e-01f);
+  r1 = bm_fma(r1, t1, -2.73212016e-01f);
+  r1 = bm_fma(r1, t1, 4.27583575e-01f);
+  const float t2 = z - 2.25f;  // [1.5, 3)
+  float r2 = -8.93137621e-06f;
+  r2 = bm_fma(r2, t2, 3.26447589e-05f);
+  r2 = bm_fma(r2, t2, -1.02394522e-04f);
+  r2 = bm_fma(r2, t2, 3.46888060e-04f);
+  r2 = bm_fma(r2, t2, -1.14377122e-03f);
+  r2 = bm_fma(r2, t2, 3.61932791e-03f);
+  r2 = bm_fma(r2, t2, -1.10020619e-02f);
+  r2 = bm_fma(r2, t2, 3.19926031e-02f);
+  r2 = bm_fma(r2, t2, -8.84865001e-02f);
+  r2 = bm_fma(r2, t2, 2.31087252e-01f);
+  const float w = 1.0f / (z * z);  // [3, inf); 0 once z * z overflows: R -> 1 / (sqrt(pi) z)
   float p = 1.32068939e+01f;
-  p = metal::fma(p, w, -8.65787411e+00f);
-  p = metal::fma(p, w, 3.15941381e+00f);
-  p = metal::fma(p, w, -1.03522956e+00f);
-  p = metal::fma(p, w, 4.22604948e-01f);
-  p = metal::fma(p, w, -2.82088369e-01f);
-  p = metal::fma(p, w, 5.64189553e-01f);
-  return p / z;
+  p = bm_fma(p, w, -8.65787411e+00f);
+  p = bm_fma(p, w, 3.15941381e+00f);
+  p = bm_fma(p, w, -1.03522956e+00f);
+  p = bm_fma(p, w, 4.22604948e-01f);
+  p = bm_fma(p, w, -2.82088369e-01f);
+  p = bm_fma(p, w, 5.64189553e-01f);
+  const float r3 = p / z;
+  return z < 1.5f ? r1 : (z < 3.0f ? r2 : r3);
 }
 
 // exp(-s * x^2) for s = 1 or 0.5 (a power of two keeps s * hi exact), x^2 = hi + lo.
 inline float bm_exp_neg_sq(float x, float s) {
   const float hi = x * x;
-  const float lo = metal::fma(x, x, -hi);
-  const float e = metal::precise::exp(-s * hi);
-  return e == 0.0f ? e : metal::fma(-e, s * lo, e);  // e * (1 - s lo); x = inf gives lo = NaN
+  const float lo = bm_fma(x, x, -hi);
+  const float e = bm_exp_f32(-s * hi);
+  return e == 0.0f ? e : bm_fma(-e, s * lo, e);  // e * (1 - s lo); x = inf gives lo = NaN
 }
 
 inline float bm_erfc_large(float z) { return bm_exp_neg_sq(z, 1.0f) * bm_erfcx(z); }  // z >= 0.5
 
 inline float bm_erf(float x) {
-  const float a = metal::fabs(x);
+  const float a = bm_fabs(x);
   if (a < 0.5f) return bm_erf_small(x);
   const float r = 1.0f - bm_erfc_large(a);
   return x < 0.0f ? -r : r;  // NaN falls through here and stays NaN
@@ -85,11 +99,17 @@ inline float bm_erfc(float x) {
   return 2.0f - bm_erfc_large(-x);  // NaN included
 }
 
-// gelu(x) = x * Phi(x), Phi(x) = erfc(-x / sqrt2) / 2, as csrc/cpu/unary.cpp: no cancellation on
-// either side. For x < 0, exp(-z^2) = exp(-x^2 / 2) is taken from x itself, not from the rounded z.
+// gelu(x) = x * Phi(x), Phi(x) = erfc(-x / sqrt2) / 2: no cancellation on either side. For
+// x < 0, exp(-z^2) = exp(-x^2 / 2) is taken from x itself, not from the rounded z. Branch-free:
+// one erfcx(|z|) and one exp serve both tails, the small-|z| value is selected over them.
 inline float bm_gelu(float x) {
   const float z = x * 0.707106781f;
-  if (z >= 0.5f) return x * (1.0f - 0.5f * bm_erfc_large(z));
-  if (z > -0.5f) return (0.5f * x) * (1.0f + bm_erf_small(z));
-  return (0.5f * x) * (bm_exp_neg_sq(x, 0.5f) * bm_erfcx(-z));  // NaN included
+  const float a = bm_fabs(z);
+  const bool pos = z >= 0.0f;
+  const float tail = bm_exp_neg_sq(pos ? z : x, pos ? 1.0f : 0.5f) * bm_erfcx(a);  // erfc(|z|) for |z| >= 0.5
+  const float small = (0.5f * x) * (1.0f + bm_erf_small(z));
+  const float big = pos ? x * (1.0f - 0.5f * tail) : (0.5f * x) * tail;  // NaN lands here
+  return a < 0.5f ? small : big;
 }
+
+#endif

@@ -8,7 +8,7 @@
 #include <metal_stdlib>
 #include "dtypes.h"
 #include "elementwise.h"
-#include "erf.h"
+#include "activation.h"
 using namespace metal;
 
 // ---- functors: static C apply(C x, constant ElementwiseArgs& p), C = bm_compute<T>::type ----
@@ -66,41 +66,23 @@ struct sin_op {
 struct cos_op {
   static float apply(float x, constant ElementwiseArgs& p) { return precise::cos(x); }
 };
+// tanh, sigmoid and the activations: the formulas of activation.h, which csrc/cpu/unary.cpp runs
+// too, so the CPU and the simulator agree bit for bit (MSL has no erf; precise::exp/tanh would
+// differ from the CPU's vectorised exp by an ulp here and there).
 struct tanh_op {
-  static float apply(float x, constant ElementwiseArgs& p) { return precise::tanh(x); }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_tanh(x); }
 };
-// exp of -|x| never overflows, and for x < 0 the result e/(1+e) keeps its relative precision
-// (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
 struct sigmoid_op {
-  static float apply(float x, constant ElementwiseArgs& p) {
-    float e = precise::exp(-fabs(x));
-    float r = 1.0f / (1.0f + e);
-    return x >= 0.0f ? r : e * r;
-  }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_sigmoid(x); }
 };
-
-// The activations silu, gelu, gelu_tanh agree with the CPU within a few ulp, not bit for bit: the
-// CPU takes exp from exp_f32 (vectorised) and erf/erfc from libm in double; MSL has no erf.
-// silu(x) = x * sigmoid(x) with the stable sigmoid above.
 struct silu_op {
-  static float apply(float x, constant ElementwiseArgs& p) {
-    float e = precise::exp(-fabs(x));
-    float r = 1.0f / (1.0f + e);
-    return x * (x >= 0.0f ? r : e * r);
-  }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_silu(x); }
 };
-// gelu(x) = x * Phi(x) through erf.h (MSL has no erf); gelu_tanh = x * sigmoid(2u),
-// u = sqrt(2/pi) (x + 0.044715 x^3), the same value as x/2 (1 + tanh(u)) without its cancellation.
 struct gelu_op {
   static float apply(float x, constant ElementwiseArgs& p) { return bm_gelu(x); }
 };
 struct gelu_tanh_op {
-  static float apply(float x, constant ElementwiseArgs& p) {
-    float u2 = 1.59576912f * (x + 0.044715f * x * x * x);
-    float e = precise::exp(-fabs(u2));
-    float r = 1.0f / (1.0f + e);
-    return x * (u2 >= 0.0f ? r : e * r);
-  }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_gelu_tanh(x); }
 };
 
 // ---- kernels: in buffer(0), out buffer(1), args buffer(2); one thread per element ----

@@ -34,11 +34,12 @@ def ulp_error(actual: np.ndarray, exact: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_gelu_float32_is_accurate_to_a_few_ulp(device):
-    """The CPU uses libm's erf/erfc, Metal shaders/erf.h (MSL has no erf): both within 4 ulp of
-    float64 everywhere, including x < 0 where 1 + erf(x / sqrt2) would cancel."""
+    """Both backends use shaders/erf.h (MSL has no erf) with the shared exp of shaders/bm_exp_f32.h
+    (<= 2 ulp): within 4.5 ulp of float64 everywhere, including x < 0 where 1 + erf(x / sqrt2)
+    would cancel."""
     x64 = GRID.astype(np.float64)
     err = ulp_error(to_numpy(F.gelu(bm.tensor(GRID, device=device))), gelu64(x64))
-    assert err.max() <= 4, f"max error {err.max():.2f} ulp at x = {GRID[err.argmax()]!r}"
+    assert err.max() <= 4.5, f"max error {err.max():.2f} ulp at x = {GRID[err.argmax()]!r}"
 
 
 @pytest.mark.parametrize("device", DEVICES)

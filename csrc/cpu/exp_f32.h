@@ -1,44 +1,13 @@
 // exp for float32 written with plain arithmetic and selects, so loops calling it vectorise (libm's
-// expf is a scalar call). Within 2 ulp of the exact value over the whole range; exp(-inf) = 0,
-// exp(inf) = inf, NaN stays NaN, results below the normal range round through the subnormals.
+// expf is a scalar call): bm_exp_f32 from shaders/exp_f32.h, the formula the shaders use too.
 #pragma once
 #include <cstdint>
-#include <cstring>
+
+#include "bm_exp_f32.h"  // shaders/bm_exp_f32.h: the formula, shared with the Metal shaders
 
 namespace bm::cpu {
 
-inline float exp_f32(float x) {
-  // Clamp to where the result is 0 / inf anyway; comparisons are false for NaN, which passes through.
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 89.0f ? 89.0f : xc;
-  // k = round(x / ln2) with the 1.5 * 2^23 trick (no float->int conversion of a possible NaN).
-  const float kMagic = 12582912.0f;
-  float v = xc * 1.44269504088896341f + kMagic;
-  float kf = v - kMagic;
-  int32_t vb, mb;
-  std::memcpy(&vb, &v, 4);
-  std::memcpy(&mb, &kMagic, 4);
-  int32_t k = vb - mb;
-  // r = x - k ln2 in two steps (Cody-Waite): k * 0.693359375 is exact for |k| <= 2^14.
-  float r = xc - kf * 0.693359375f;
-  r = r + kf * 2.12194440e-4f;
-  // exp(r) for |r| <= ln2 / 2: Taylor series to r^7 (truncation < 2^-28).
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  // Scale by 2^k as 2^k1 * 2^k2 so each factor is a normal float for k in [-150, 128].
-  int32_t k1 = k >> 1, k2 = k - k1;
-  int32_t b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
-  float s1, s2;
-  std::memcpy(&s1, &b1, 4);
-  std::memcpy(&s2, &b2, 4);
-  return p * s1 * s2;
-}
+inline float exp_f32(float x) { return bm_exp_f32(x); }
 
 // out[i] = exp_f32(x[i] - shift) for i < n (out may equal x). Runs 16 / 8 lanes wide where the
 // CPU has AVX-512 / AVX2; the operations and their order are the same at every width (no FMA), so

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "core/clamp_bound.h"
-#include "cpu/exp_f32.h"
+#include "cpu/activation_f32.h"
 #include "cpu/elementwise.h"
 #include "cpu/kernels.h"
 
@@ -54,35 +54,62 @@ BM_UNARY(sqrt, return std::sqrt(x))
 BM_UNARY(rsqrt, return C(1) / std::sqrt(x))
 BM_UNARY(sin, return std::sin(x))
 BM_UNARY(cos, return std::cos(x))
-BM_UNARY(tanh, return std::tanh(x))
-// exp of -|x| never overflows, and for x < 0 the result e/(1+e) keeps its relative precision
-// (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
-BM_UNARY(sigmoid, C e = std::exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x >= C(0) ? r : e * r)
-// exp for the activations: float uses exp_f32 (plain arithmetic, so the loops vectorise; libm's
-// expf is a scalar call, 30x slower here), double uses libm.
-template <typename C>
-C act_exp(C x) {
-  if constexpr (std::is_same_v<C, float>) return exp_f32(x);
-  else return std::exp(x);
-}
-// silu(x) = x * sigmoid(x), with the stable sigmoid above (no overflow for x << 0).
-BM_UNARY(silu, C e = act_exp(-std::abs(x)); C r = C(1) / (C(1) + e); return x * (x >= C(0) ? r : e * r))
-// gelu(x) = x * Phi(x) = x/2 * (1 + erf(x/sqrt2)). For x < 0, 1 + erf(x/sqrt2) cancels (at x = -5
-// float32 keeps ~3 bits of it), so that side uses erfc(-x/sqrt2), the same value without the
-// cancellation (shaders/erf.h follows the same split). float computes in double: rounding x/sqrt2
-// to float would cost erfc 2 z^2 ulp in the tail (160 ulp at x = -11.6).
-template <typename C>
-C gelu_exact(C x) {
-  using D = std::conditional_t<std::is_same_v<C, float>, double, C>;
-  const D xd = D(x), z = xd * D(0.70710678118654752440);
-  return C(xd >= D(0) ? D(0.5) * xd * (D(1) + std::erf(z)) : D(0.5) * xd * std::erfc(-z));
-}
-BM_UNARY(gelu, return gelu_exact(x))
-// The tanh approximation x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as the
-// identical x * sigmoid(2u), whose stable form does not cancel for x < 0.
-BM_UNARY(gelu_tanh, const C u2 = C(2 * 0.79788456080286535588) * (x + C(0.044715) * x * x * x);
-         C e = act_exp(-std::abs(u2)); C r = C(1) / (C(1) + e); return x * (u2 >= C(0) ? r : e * r))
 #undef BM_UNARY
+
+// tanh sigmoid silu gelu gelu_tanh. float32 (and the half types, computed in float32) use the
+// formulas of shaders/activation.h through activation_f32: vectorised on contiguous data and
+// bit-identical to the Metal shaders. float64 uses libm (tanh, exp, erf/erfc).
+template <typename C>
+C act_f64(Act act, C x) {
+  switch (act) {
+    case Act::tanh: return std::tanh(x);
+    case Act::sigmoid:
+    case Act::silu: {
+      // exp of -|x| never overflows, and for x < 0 e/(1+e) keeps its relative precision.
+      const C e = std::exp(-std::abs(x)), r = C(1) / (C(1) + e), s = x >= C(0) ? r : e * r;
+      return act == Act::sigmoid ? s : x * s;
+    }
+    case Act::gelu: {
+      // x/2 (1 + erf(x/sqrt2)), with erfc(-x/sqrt2) for x < 0 where 1 + erf cancels.
+      const C z = x * C(0.70710678118654752440);
+      return x >= C(0) ? C(0.5) * x * (C(1) + std::erf(z)) : C(0.5) * x * std::erfc(-z);
+    }
+    case Act::gelu_tanh: {
+      const C u2 = C(2 * 0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+      const C e = std::exp(-std::abs(u2)), r = C(1) / (C(1) + e);
+      return x * (u2 >= C(0) ? r : e * r);
+    }
+  }
+  return x;
+}
+
+template <OpId Id, Act A>
+struct ActKernel {
+  template <typename T>
+  struct K {
+    static void run(const KernelCall& c) {
+      if constexpr (row_has<T>(Id) && std::is_same_v<T, float>) {
+        for_each_row<2>({c.out, c.in[0]}, [](std::array<char*, 2> p, std::array<int64_t, 2> st, int64_t n) {
+          if (st[0] == 4 && st[1] == 4) return activation_f32(A, reinterpret_cast<const float*>(p[1]),
+                                                              reinterpret_cast<float*>(p[0]), n);
+          for (int64_t k = 0; k < n; ++k)
+            *reinterpret_cast<float*>(p[0] + k * st[0]) = activation_f32(A, at<float>(p[1], k, st[1]));
+        });
+      } else if constexpr (row_has<T>(Id) && std::is_same_v<acc_t<T>, float>) {
+        map1<T, T>(c, [](T x) { return T(activation_f32(A, float(x))); });
+      } else if constexpr (row_has<T>(Id) && std::is_same_v<T, double>) {
+        map1<T, T>(c, [](T x) { return act_f64(A, x); });
+      } else {
+        no_kernel(op_row(Id).name);
+      }
+    }
+  };
+};
+template <typename T> using tanh_kernel = ActKernel<OpId::tanh, Act::tanh>::K<T>;
+template <typename T> using sigmoid_kernel = ActKernel<OpId::sigmoid, Act::sigmoid>::K<T>;
+template <typename T> using silu_kernel = ActKernel<OpId::silu, Act::silu>::K<T>;
+template <typename T> using gelu_kernel = ActKernel<OpId::gelu, Act::gelu>::K<T>;
+template <typename T> using gelu_tanh_kernel = ActKernel<OpId::gelu_tanh, Act::gelu_tanh>::K<T>;
 
 // clamp(x, min, max) = min(max(x, lo), hi) as torch computes it: a NaN input stays NaN, a NaN
 // bound makes every result NaN, and lo > hi gives hi everywhere.

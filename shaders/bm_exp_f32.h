@@ -1,0 +1,48 @@
+// exp for float32 in plain arithmetic and selects, written once in the subset of C++ that is also
+// Metal Shading Language: csrc/cpu/exp_f32.h (softmax, the activations) and the shaders (through
+// shaders/activation.h) compute the very same bits, and loops calling it vectorise on the CPU
+// (libm's expf is a scalar call). Within 2 ulp of the exact value over the whole range;
+// exp(-inf) = 0, exp(inf) = inf, NaN stays NaN, results below the normal range round through the
+// subnormals. No multiply-add is meant to be fused: callers compile it without contraction.
+#ifndef BESSEMER_EXP_F32_H
+#define BESSEMER_EXP_F32_H
+
+#ifdef __METAL_VERSION__
+typedef int bm_i32;
+inline bm_i32 bm_float_bits(float x) { return metal::as_type<int>(x); }
+inline float bm_bits_float(bm_i32 b) { return metal::as_type<float>(b); }
+#else
+#include <cstdint>
+#include <cstring>
+typedef int32_t bm_i32;
+inline bm_i32 bm_float_bits(float x) { bm_i32 b; std::memcpy(&b, &x, 4); return b; }
+inline float bm_bits_float(bm_i32 b) { float x; std::memcpy(&x, &b, 4); return x; }
+#endif
+
+inline float bm_exp_f32(float x) {
+  // Clamp to where the result is 0 / inf anyway; comparisons are false for NaN, which passes through.
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  // k = round(x / ln2) with the 1.5 * 2^23 trick (no float->int conversion of a possible NaN).
+  const float kMagic = 12582912.0f;
+  const float v = xc * 1.44269504088896341f + kMagic;
+  const float kf = v - kMagic;
+  const bm_i32 k = bm_float_bits(v) - bm_float_bits(kMagic);
+  // r = x - k ln2 in two steps (Cody-Waite): k * 0.693359375 is exact for |k| <= 2^14.
+  float r = xc - kf * 0.693359375f;
+  r = r + kf * 2.12194440e-4f;
+  // exp(r) for |r| <= ln2 / 2: Taylor series to r^7 (truncation < 2^-28).
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  // Scale by 2^k as 2^k1 * 2^k2 so each factor is a normal float for k in [-150, 128].
+  const bm_i32 k1 = k >> 1, k2 = k - k1;
+  return p * bm_bits_float((k1 + 127) << 23) * bm_bits_float((k2 + 127) << 23);
+}
+
+#endif
