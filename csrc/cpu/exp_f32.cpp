@@ -17,13 +17,22 @@ constexpr int kJoin = 1024;  // elements summed into the lanes before they join 
 // (below) for AVX2 / AVX-512, where the vectoriser turns the fixed-lane arrays into registers.
 #define BM_SOFTMAX_ROW_KERNELS(ATTR, SFX)                                                           \
   ATTR float max_##SFX(const float* x, int64_t n) {                                                 \
-    V16 acc;                                                                                        \
+    /* four independent chains so the compare-select latency does not serialise the loop */      \
+    V16 acc, a4[4];                                                                                 \
     for (int j = 0; j < kAcc; ++j) acc[j] = x[0];                                                   \
+    for (int q = 0; q < 4; ++q) a4[q] = acc;                                                        \
     int64_t i = 0;                                                                                  \
+    for (; i + 4 * kAcc <= n; i += 4 * kAcc)                                                        \
+      for (int q = 0; q < 4; ++q) {                                                                 \
+        V16 v;                                                                                      \
+        std::memcpy(&v, x + i + q * kAcc, sizeof(v));                                               \
+        a4[q] = ((v > a4[q]) | (v != v)) ? v : a4[q]; /* NaN-propagating */                         \
+      }                                                                                             \
+    for (int q = 0; q < 4; ++q) acc = ((a4[q] > acc) | (a4[q] != a4[q])) ? a4[q] : acc;             \
     for (; i + kAcc <= n; i += kAcc) {                                                              \
       V16 v;                                                                                        \
       std::memcpy(&v, x + i, sizeof(v));                                                            \
-      acc = ((v > acc) | (v != v)) ? v : acc; /* NaN-propagating */                                 \
+      acc = ((v > acc) | (v != v)) ? v : acc;                                                       \
     }                                                                                               \
     float m = acc[0];                                                                               \
     for (int j = 1; j < kAcc; ++j) m = (acc[j] > m || acc[j] != acc[j]) ? acc[j] : m;               \
