@@ -52,10 +52,14 @@ constexpr int kJoin = 1024;  // elements summed into the lanes before they join 
       for (int k = 0; k < kBlk; k += kAcc)                                                          \
         for (int j = 0; j < kAcc; ++j) acc[j] += tmp[k + j];                                        \
     }                                                                                               \
-    for (int64_t k = 0; i + k < n; ++k) {                                                           \
-      const float e = exp_f32(x[i + k] - shift);                                                    \
-      if (out) out[i + k] = e;                                                                      \
-      acc[k % kAcc] += e;                                                                           \
+    if (i < n) { /* the tail as one more (partial) block, still vectorised; zeros add nothing */    \
+      const int rem = int(n - i);                                                                   \
+      for (int k = 0; k < kBlk; ++k) tmp[k] = 0.0f;                                                 \
+      for (int k = 0; k < rem; ++k) tmp[k] = exp_f32(x[i + k] - shift);                             \
+      if (out)                                                                                      \
+        for (int k = 0; k < rem; ++k) out[i + k] = tmp[k];                                          \
+      for (int k = 0; k < kBlk; k += kAcc)                                                          \
+        for (int j = 0; j < kAcc; ++j) acc[j] += tmp[k + j];                                        \
     }                                                                                               \
     for (int j = 0; j < kAcc; ++j) acc[j] += tot[j];                                                \
     for (int w = kAcc / 2; w >= 1; w /= 2)                                                          \
