@@ -14,4 +14,16 @@ inline float exp_f32(float x) { return bm_exp_f32(x); }
 // the results are bit-identical on every x86-64 machine. exp_f32.cpp.
 void exp_shifted_f32(const float* x, float shift, float* out, int64_t n);
 
+// The softmax row passes, vectorised the same way. Sums use 16 fixed accumulator lanes (element i
+// goes to lane i % 16, lanes added pairwise at the end), so the order, and the bits, do not
+// depend on the vector width either.
+// NaN-propagating maximum of x[0 .. n), n >= 1.
+float max_f32(const float* x, int64_t n);
+// out[i] = exp_f32(x[i] - shift) (out may equal x, or be null to only sum); returns the sum.
+float exp_shifted_sum_f32(const float* x, float shift, float* out, int64_t n);
+// y[i] *= s
+void scale_f32(float* y, float s, int64_t n);
+// y[i] = (x[i] - a) - b (y may equal x)
+void sub2_f32(const float* x, float a, float b, float* y, int64_t n);
+
 }  // namespace bm::cpu

@@ -93,19 +93,31 @@ struct Softmax {
             for (int64_t i = 0; i < L; ++i) g[i] = load(xi + i * sx);
           }
         }
-        const A mx = tree_reduce_contig<A>(v, L, v[0], mxc);
-        // softmax keeps exp(x - max) in y; log_softmax only needs their sum (scratch, so that an
-        // output sharing memory with the input still reads x below)
-        A* ex_to = kLog && direct_out ? buf.data() + L : y;
-        if constexpr (std::is_same_v<A, float>) exp_shifted_f32(v, mx, ex_to, L);
-        else for (int64_t i = 0; i < L; ++i) ex_to[i] = ex(v[i] - mx);
-        const A s = tree_reduce_contig<A>(ex_to, L, A(0), add);
-        if constexpr (kLog) {
-          const A ls = std::log(s);
-          for (int64_t i = 0; i < L; ++i) y[i] = (v[i] - mx) - ls;
-        } else {
-          const A inv = A(1) / s;  // as torch: one reciprocal, then multiplies
-          for (int64_t i = 0; i < L; ++i) y[i] = y[i] * inv;
+        if constexpr (std::is_same_v<A, float>) {
+          // float32 (and half types, through the buffer): fused vectorised passes, max, then
+          // exp + store + sum in one sweep, then one scale (softmax) or subtract (log_softmax)
+          const float mx = max_f32(v, L);
+          if constexpr (kLog) {
+            const float s = exp_shifted_sum_f32(v, mx, nullptr, L);
+            sub2_f32(v, mx, std::log(s), y, L);
+          } else {
+            const float s = exp_shifted_sum_f32(v, mx, y, L);
+            scale_f32(y, 1.0f / s, L);  // as torch: one reciprocal, then multiplies
+          }
+        } else {  // double: the same passes in scalar code
+          const A mx = tree_reduce_contig<A>(v, L, v[0], mxc);
+          // softmax keeps exp(x - max) in y; log_softmax only needs their sum (scratch, so that an
+          // output sharing memory with the input still reads x below)
+          A* ex_to = kLog && direct_out ? buf.data() + L : y;
+          for (int64_t i = 0; i < L; ++i) ex_to[i] = ex(v[i] - mx);
+          const A s = tree_reduce_contig<A>(ex_to, L, A(0), add);
+          if constexpr (kLog) {
+            const A ls = std::log(s);
+            for (int64_t i = 0; i < L; ++i) y[i] = (v[i] - mx) - ls;
+          } else {
+            const A inv = A(1) / s;  // as torch: one reciprocal, then multiplies
+            for (int64_t i = 0; i < L; ++i) y[i] = y[i] * inv;
+          }
         }
         if (!direct_out) {
           if (so == int64_t(sizeof(T))) {
