@@ -1,7 +1,7 @@
 #include "bindings/common.h"
 #include "core/errors.h"
 #include "core/parallel.h"
-#include "cpu/blas.h"
+#include "cpu/blas_threads.h"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "bessemer C++ core";

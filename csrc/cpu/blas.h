@@ -82,23 +82,6 @@ void product(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const T* a, b
   }
 }
 
-// bm.set_num_threads(n) also sizes the BLAS pool, as torch.set_num_threads does. Accelerate
-// schedules its own threads (VECLIB_MAXIMUM_THREADS at start-up), so there it is a no-op.
-inline void set_blas_threads(int n) {
-#if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
-  scipy_openblas_set_num_threads(n);
-#else
-  (void)n;
-#endif
-}
-inline int blas_threads() {
-#if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
-  return scipy_openblas_get_num_threads();
-#else
-  return 0;
-#endif
-}
-
 constexpr int64_t kBlasIntMax = std::numeric_limits<blas_int>::max();
 
 // How BLAS sees one row-major operand: its data, whether to transpose, and the leading dimension.

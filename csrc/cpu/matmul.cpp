@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/tensor.h"
 #include "cpu/blas.h"
+#include "cpu/blas_threads.h"
 #include "cpu/kernels.h"
 #include "cpu/matmul_fallback.h"
 
@@ -143,6 +144,22 @@ struct MatmulKernel {
 };
 
 }  // namespace
+
+void set_blas_threads(int n) {
+#if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
+  scipy_openblas_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+int blas_threads() {
+#if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
+  return scipy_openblas_get_num_threads();
+#else
+  return 0;
+#endif
+}
 
 void register_matmul_kernels(Backend& b) { register_for_row<MatmulKernel>(b, OpId::matmul); }
 

@@ -95,8 +95,11 @@ void matmul_fallback(int64_t nbatch, int64_t M, int64_t N, int64_t K, Mats&& mat
   std::vector<Acc> bp;
   const T* packed_from = nullptr;
   for (int64_t bi = 0; bi < nbatch; ++bi) {
-    auto [a, b, c] = mats(bi);
+    auto [a_, b, c_] = mats(bi);
     if (b.base != packed_from) { fallback::pack_b(b, bp); packed_from = b.base; }
+    // Copies, not the bindings themselves: C++17 (clang) cannot capture structured bindings.
+    auto a = a_;
+    auto c = c_;
     parallel_for(0, M, std::max<int64_t>(1, fallback::kGrain / std::max<int64_t>(1, N * K)),
                  [&](int64_t r0, int64_t r1) { fallback::rows(a, bp.data(), c, r0, r1); });
   }
