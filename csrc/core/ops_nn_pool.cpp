@@ -101,6 +101,16 @@ TensorPtr run_pool(OpId op, const TensorPtr& input, const TensorPtr& x4, const S
   return make_view(out, s3, contiguous_strides(s3), out->offset);
 }
 
+// The window fields every pooling kernel reads.
+OpArgs window_args(const Window& w) {
+  OpArgs a;
+  a.pool_kernel = w.kernel;
+  a.pool_stride = w.stride;
+  a.pool_padding = w.padding;
+  a.pool_dilation = w.dilation;
+  return a;
+}
+
 }  // namespace
 
 int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
@@ -120,11 +130,7 @@ TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
   check_input_shape(op, *input, 3);
   TensorPtr x4 = as_4d(input);
   Shape out = window_output(op, *x4, *input, w, ceil_mode);
-  OpArgs a;
-  a.pool_kernel = w.kernel;
-  a.pool_stride = w.stride;
-  a.pool_padding = w.padding;
-  a.pool_dilation = w.dilation;
+  OpArgs a = window_args(w);
   return run_pool(OpId::max_pool2d, input, x4, out, a);
 }
 
@@ -139,11 +145,7 @@ TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
   check_input_shape(op, *input, 3);
   TensorPtr x4 = as_4d(input);
   Shape out = window_output(op, *x4, *input, w, ceil_mode);
-  OpArgs a;
-  a.pool_kernel = w.kernel;
-  a.pool_stride = w.stride;
-  a.pool_padding = w.padding;
-  a.pool_dilation = w.dilation;
+  OpArgs a = window_args(w);
   a.pool_count_include_pad = count_include_pad;
   a.pool_divisor = divisor_override ? *divisor_override : 0;
   return run_pool(OpId::avg_pool2d, input, x4, out, a);

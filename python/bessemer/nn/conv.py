@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-from .. import _core
 from .._core import Tensor, UnsupportedError
 from . import functional as F
 from . import init
+from .layers import _weight_and_bias
 from .module import Module
-from .parameter import Parameter
 
 
 def _pair(name: str, v) -> tuple[int, int]:
@@ -58,11 +57,8 @@ class Conv2d(Module):
         self.padding_mode = padding_mode
         self.output_padding = (0, 0)
         self.transposed = False
-        self.weight = Parameter(_core.empty([out_channels, in_channels // groups, *self.kernel_size], dtype, device))
-        if bias:
-            self.bias = Parameter(_core.empty([out_channels], dtype, device))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, [out_channels, in_channels // groups, *self.kernel_size], out_channels, bias, device,
+                         dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

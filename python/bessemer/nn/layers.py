@@ -18,17 +18,22 @@ class Identity(Module):
         return input
 
 
+def _weight_and_bias(module: Module, weight_shape: list, out_features: int, bias: bool, device, dtype) -> None:
+    """Registers `weight` (uninitialised) and `bias` (or None), as torch's Linear and Conv layers do."""
+    module.weight = Parameter(_core.empty(weight_shape, dtype, device))
+    if bias:
+        module.bias = Parameter(_core.empty([out_features], dtype, device))
+    else:
+        module.register_parameter("bias", None)
+
+
 class Linear(Module):
     """y = x @ W.T + b, initialised as torch does: W, b ~ U(-1/sqrt(in), 1/sqrt(in))."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(_core.empty([out_features, in_features], dtype, device))
-        if bias:
-            self.bias = Parameter(_core.empty([out_features], dtype, device))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, [out_features, in_features], out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
