@@ -22,6 +22,8 @@ void init_pool(py::module_& m);
 void init_norm(py::module_& m);  // norm.cpp
 void init_nn_misc(py::module_& m);
 void init_conv(py::module_& m);
+void init_autograd(py::module_& m);  // after init_tensor: adds to the Tensor class
+void init_inplace(py::module_& m, py::class_<Tensor, TensorPtr>& cls);
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

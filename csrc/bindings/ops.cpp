@@ -1,6 +1,7 @@
 // Module-level functions. Unary and binary ops are bound from the op table, so a new table row
 // shows up in Python without touching this file.
 #include "bindings/common.h"
+#include "autograd/rules.h"
 #include "core/backend.h"
 #include "core/errors.h"
 
@@ -71,6 +72,7 @@ void init_ops(py::module_& m) {
       py::dict d;
       d["name"] = r.name;
       d["inputs"] = r.nin;
+      d["grad"] = r.grad ? py::object(py::str(r.grad->node_name)) : py::object(py::none());
       py::list dts;
       for (int k = 0; k < kNumDTypes; ++k)
         if (r.dtypes & (1u << k)) dts.append(DType(k));

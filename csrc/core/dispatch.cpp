@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "autograd/record.h"
 #include "core/backend.h"
 #include "core/errors.h"
 #include "core/ops.h"
@@ -223,9 +224,8 @@ DType result_type(const std::vector<Operand>& xs) {
 
 namespace {
 
-TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const TensorPtr& out_user) {
+TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const TensorPtr& out_user) {
   const OpRow& row = op_row(op);
-  OpArgs args = args_in;
   // 1. device. The common all-same case is checked without building the list of names (an
   // allocation per op); a mismatch builds it for check_same_device's message.
   Device* dev = nullptr;
@@ -297,12 +297,17 @@ TensorPtr execute(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const
 
 }  // namespace
 
-void run_op_into(OpId op, std::vector<Operand> xs, const OpArgs& args, const TensorPtr& out) {
-  execute(op, std::move(xs), args, out);
+void run_op_into(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const TensorPtr& out) {
+  OpArgs args = args_in;
+  execute(op, xs, args, out);
+  out->storage->version++;  // an in-place write: tensors saved for backward from this memory are stale
 }
 
-TensorPtr run_op(OpId op, std::vector<Operand> xs, const OpArgs& args) {
-  return execute(op, std::move(xs), args, nullptr);
+TensorPtr run_op(OpId op, std::vector<Operand> xs, const OpArgs& args_in) {
+  OpArgs args = args_in;  // normalised by execute (dims, dim), as the gradient rule needs them
+  TensorPtr out = execute(op, xs, args, nullptr);
+  if (should_record(xs)) record_op(op, xs, args, out);
+  return out;
 }
 
 }  // namespace bm

@@ -1,10 +1,12 @@
 #include "core/op_registry.h"
 
+#include "autograd/rules.h"
+
 namespace bm {
 
 const std::vector<OpRow>& all_ops() {
   static const std::vector<OpRow> rows = {
-#define BM_OP_ROW(name, nin, nout, dr, sr, dt) OpRow{#name, nin, nout, DTypeRule::dr, ShapeRule::sr, dt},
+#define BM_OP_ROW(name, nin, nout, dr, sr, dt) OpRow{#name, nin, nout, DTypeRule::dr, ShapeRule::sr, dt, grad_rule(OpId::name)},
       BM_OPS(BM_OP_ROW)
 #undef BM_OP_ROW
   };

@@ -10,6 +10,7 @@
 namespace bm {
 
 struct Tensor;
+struct GradRule;
 
 enum class OpId : uint16_t {
 #define BM_OP_ENUM(name, nin, nout, dr, sr, dt) name,
@@ -70,14 +71,15 @@ struct KernelCall {
 };
 using Kernel = void (*)(const KernelCall&);
 
-// A row, built from op_table.h. `grad` is where autograd's rule will go.
+// A row, built from op_table.h. `grad`: the op's gradient rule (csrc/autograd/rules_table.cpp), null
+// for ops that are not differentiable.
 struct OpRow {
   const char* name;
   int nin, nout;
   DTypeRule dtype_rule;
   ShapeRule shape_rule;
   DTypeMask dtypes;
-  void* grad = nullptr;
+  const GradRule* grad = nullptr;
 };
 
 const OpRow& op_row(OpId id);

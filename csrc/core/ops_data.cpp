@@ -5,6 +5,7 @@
 #include "core/backend.h"
 #include "core/errors.h"
 #include "core/ops.h"
+#include "autograd/record.h"
 
 namespace bm {
 
@@ -82,6 +83,8 @@ TensorPtr contiguous(const TensorPtr& t) {
   if (t->is_contiguous()) return t;
   TensorPtr out = empty_tensor(t->shape, t->dtype, t->device());  // clone would keep t's memory order
   copy_into(out, t);
+  if (grad_enabled() && requires_grad(*t))
+    record_fn("CloneBackward0", {t}, out, [](const TensorPtr& g) { return std::vector<TensorPtr>{g}; });
   return out;
 }
 
@@ -104,6 +107,10 @@ TensorPtr to_device(const TensorPtr& t, Device* device) {
   TensorPtr out = empty_tensor(src->shape, src->dtype, device);
   size_t n = size_t(src->numel()) * itemsize(src->dtype);
   if (n) std::memcpy(out->bytes(), src->bytes(), n);
+  if (grad_enabled() && requires_grad(*t)) {
+    Device* from = t->device();  // the gradient flows back to the source device
+    record_fn("ToCopyBackward0", {t}, out, [from](const TensorPtr& g) { return std::vector<TensorPtr>{to_device(g, from)}; });
+  }
   return out;
 }
 
@@ -164,10 +171,25 @@ TensorPtr cat(const std::vector<TensorPtr>& ts, int64_t dim) {
   }
   TensorPtr out = empty_tensor(out_shape, dt, ts[0]->device());
   int64_t pos = 0;
-  for (auto& t : parts) {
-    int64_t len = t->shape[dim];
-    if (len) copy_into(slice(out, dim, pos, pos + len, 1), t);
-    pos += len;
+  {
+    GradModeGuard off(false);
+    for (auto& t : parts) {
+      int64_t len = t->shape[dim];
+      if (len) copy_into(slice(out, dim, pos, pos + len, 1), t);
+      pos += len;
+    }
+  }
+  bool record = false;
+  for (auto& t : parts) record |= grad_enabled() && requires_grad(*t);
+  if (record) {
+    std::vector<int64_t> lens;
+    for (auto& t : parts) lens.push_back(t->shape[dim]);
+    record_fn("CatBackward0", parts, out, [lens, dim](const TensorPtr& g) {
+      std::vector<TensorPtr> gs;
+      int64_t p = 0;
+      for (int64_t len : lens) { gs.push_back(slice(g, dim, p, p + len, 1)); p += len; }
+      return gs;
+    });
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // tensor arguments, dtypes, shapes, then index values; only then does it launch anything, so a
 // bad call raises before any work is queued and leaves every tensor untouched.
 #include "core/ops_nn_misc.h"
+#include "autograd/record.h"
 
 #include <cmath>
 #include <sstream>
@@ -320,7 +321,7 @@ TensorPtr linear(const TensorPtr& input, const TensorPtr& weight, const TensorPt
   }
   if (!bias) return y;
   // y is a fresh tensor: add the bias in place when that keeps y's dtype.
-  if (result_type({y, bias}) == y->dtype) {
+  if (result_type({y, bias}) == y->dtype && !(grad_enabled() && (requires_grad(*y) || requires_grad(*bias)))) {
     run_op_into(OpId::add, {y, bias}, OpArgs{}, y);
     return y;
   }

@@ -2,10 +2,44 @@
 // documented fallback.
 #include <algorithm>
 
+#include "autograd/record.h"
 #include "core/errors.h"
 #include "core/ops.h"
 
 namespace bm {
+
+namespace {
+
+TensorGeometry geometry(const TensorPtr& t) { return {t->shape, t->dtype, t->device()}; }
+
+// A view of t. It remembers its root base (for in-place writes through it) and, when t requires
+// grad, gets a node whose backward is `back`.
+template <typename F>
+TensorPtr finish_view(const TensorPtr& t, TensorPtr v, const char* name, F&& back) {
+  v->view_base = t->view_base ? t->view_base : t;
+  if (grad_enabled() && requires_grad(*t)) record_fn(name, {t}, v, BackwardFn(std::forward<F>(back)));
+  return v;
+}
+
+// The backward of a view that only changes the shape: the gradient reshaped back.
+auto reshape_back(const TensorPtr& t) {
+  return [shape = Dims(t->shape.begin(), t->shape.end())](const TensorPtr& g) {
+    return std::vector<TensorPtr>{reshape(g, shape)};
+  };
+}
+
+}  // namespace
+
+TensorPtr view_scatter(const TensorPtr& g, const TensorGeometry& geom, const std::function<TensorPtr(const TensorPtr&)>& view_fn) {
+  TensorPtr z = full(geom.shape, Scalar::from_int(0), g->dtype, g->device());
+  {
+    GradModeGuard off(false);
+    copy_into(view_fn(z), g);
+  }
+  if (grad_enabled() && requires_grad(*g))
+    record_fn("ViewScatterBackward0", {g}, z, [view_fn](const TensorPtr& gg) { return std::vector<TensorPtr>{view_fn(gg)}; });
+  return z;
+}
 
 TensorPtr view(const TensorPtr& t, const Dims& shape_in) {
   Shape shape = infer_size("view", shape_in, t->numel());
@@ -14,26 +48,28 @@ TensorPtr view(const TensorPtr& t, const Dims& shape_in) {
     throw ValueError("[view] a tensor of shape " + shape_str(t->shape) + " and strides " + shape_str(t->strides) +
                      " cannot be viewed as " + shape_str(shape) +
                      " because its memory is not laid out compatibly; use .reshape(...) (which copies) instead");
-  return make_view(t, shape, strides, t->offset);
+  return finish_view(t, make_view(t, shape, strides, t->offset), "ViewBackward0", reshape_back(t));
 }
 
 TensorPtr reshape(const TensorPtr& t, const Dims& shape_in) {
   Shape shape = infer_size("reshape", shape_in, t->numel());
   Shape strides;
-  if (compute_view_strides(t->shape, t->strides, shape, &strides)) return make_view(t, shape, strides, t->offset);
+  if (compute_view_strides(t->shape, t->strides, shape, &strides))
+    return finish_view(t, make_view(t, shape, strides, t->offset), "ViewBackward0", reshape_back(t));
   TensorPtr c = contiguous(t);
-  return make_view(c, shape, contiguous_strides(shape), c->offset);
+  return finish_view(c, make_view(c, shape, contiguous_strides(shape), c->offset), "ViewBackward0", reshape_back(c));
 }
 
 TensorPtr transpose(const TensorPtr& t, int64_t d0, int64_t d1) {
   int64_t nd = t->ndim();
   d0 = normalize_dim("transpose", d0, nd);
   d1 = normalize_dim("transpose", d1, nd);
-  if (nd == 0) return make_view(t, t->shape, t->strides, t->offset);
+  if (nd == 0) return finish_view(t, make_view(t, t->shape, t->strides, t->offset), "TransposeBackward0", reshape_back(t));
   Shape s = t->shape, st = t->strides;
   std::swap(s[d0], s[d1]);
   std::swap(st[d0], st[d1]);
-  return make_view(t, s, st, t->offset);
+  return finish_view(t, make_view(t, s, st, t->offset), "TransposeBackward0",
+                     [d0, d1](const TensorPtr& g) { return std::vector<TensorPtr>{transpose(g, d0, d1)}; });
 }
 
 TensorPtr permute(const TensorPtr& t, const Dims& dims) {
@@ -50,7 +86,10 @@ TensorPtr permute(const TensorPtr& t, const Dims& dims) {
     s[i] = t->shape[d];
     st[i] = t->strides[d];
   }
-  return make_view(t, s, st, t->offset);
+  Dims inverse(nd);
+  for (int64_t i = 0; i < nd; ++i) inverse[size_t(normalize_dim("permute", dims[i], nd))] = i;
+  return finish_view(t, make_view(t, s, st, t->offset), "PermuteBackward0",
+                     [inverse](const TensorPtr& g) { return std::vector<TensorPtr>{permute(g, inverse)}; });
 }
 
 TensorPtr unsqueeze(const TensorPtr& t, int64_t dim) {
@@ -60,7 +99,7 @@ TensorPtr unsqueeze(const TensorPtr& t, int64_t dim) {
   int64_t stride = dim < nd ? s[dim] * st[dim] : 1;
   s.insert(s.begin() + dim, 1);
   st.insert(st.begin() + dim, stride);
-  return make_view(t, s, st, t->offset);
+  return finish_view(t, make_view(t, s, st, t->offset), "UnsqueezeBackward0", reshape_back(t));
 }
 
 TensorPtr squeeze(const TensorPtr& t, std::optional<Dims> dims) {
@@ -77,7 +116,7 @@ TensorPtr squeeze(const TensorPtr& t, std::optional<Dims> dims) {
   Shape s, st;
   for (int64_t d = 0; d < nd; ++d)
     if (!drop[d]) { s.push_back(t->shape[d]); st.push_back(t->strides[d]); }
-  return make_view(t, s, st, t->offset);
+  return finish_view(t, make_view(t, s, st, t->offset), "SqueezeBackward0", reshape_back(t));
 }
 
 TensorPtr expand(const TensorPtr& t, const Dims& shape) {
@@ -103,7 +142,9 @@ TensorPtr expand(const TensorPtr& t, const Dims& shape) {
       throw ValueError("[expand] cannot expand shape " + shape_str(t->shape) + " to " + shape_str(shape) + ": dim " +
                        std::to_string(i) + " has size " + std::to_string(have) + ", not 1");
   }
-  return make_view(t, s, st, t->offset);
+  Shape from = t->shape;
+  return finish_view(t, make_view(t, s, st, t->offset), "ExpandBackward0",
+                     [from](const TensorPtr& g) { return std::vector<TensorPtr>{sum_to(g, from)}; });
 }
 
 TensorPtr flatten(const TensorPtr& t, int64_t start_dim, int64_t end_dim) {
@@ -134,7 +175,9 @@ TensorPtr select(const TensorPtr& t, int64_t dim, int64_t index) {
   int64_t off = t->offset + index * st[dim];
   s.erase(s.begin() + dim);
   st.erase(st.begin() + dim);
-  return make_view(t, s, st, off);
+  return finish_view(t, make_view(t, s, st, off), "SelectBackward0", [geom = geometry(t), dim, index](const TensorPtr& g) {
+    return std::vector<TensorPtr>{view_scatter(g, geom, [dim, index](const TensorPtr& z) { return select(z, dim, index); })};
+  });
 }
 
 TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start_in, std::optional<int64_t> stop_in,
@@ -153,7 +196,10 @@ TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start_in
   s[dim] = len;
   int64_t off = t->offset + (len > 0 ? start * st[dim] : 0);
   st[dim] *= step;
-  return make_view(t, s, st, off);
+  return finish_view(t, make_view(t, s, st, off), "SliceBackward0",
+                     [geom = geometry(t), dim, start, stop, step](const TensorPtr& g) {
+    return std::vector<TensorPtr>{view_scatter(g, geom, [=](const TensorPtr& z) { return slice(z, dim, start, stop, step); })};
+  });
 }
 
 }  // namespace bm

@@ -14,6 +14,9 @@ struct Storage {
   void* data = nullptr;
   size_t nbytes = 0;
   void* handle = nullptr;
+  // Bumped by every in-place write (shared by all views of the storage): autograd refuses a saved
+  // tensor whose storage changed after it was saved.
+  uint64_t version = 0;
   std::function<void(Storage&)> release;  // returns the memory to its owner (allocator, numpy...)
   Storage() = default;
   Storage(const Storage&) = delete;

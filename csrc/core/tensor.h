@@ -10,6 +10,7 @@
 namespace bm {
 
 struct Tensor;
+struct AutogradMeta;
 using TensorPtr = std::shared_ptr<Tensor>;
 
 struct Tensor {
@@ -20,7 +21,11 @@ struct Tensor {
   DType dtype = DType::Float32;
   // Made from a Python number: lowest priority in type promotion (torch's "wrapped number").
   bool wrapped_number = false;
-  // Room for autograd: requires_grad, grad, grad_fn arrive with the autograd issue.
+  // Autograd state (csrc/autograd/node.h); null for tensors autograd never touched.
+  std::shared_ptr<AutogradMeta> autograd;
+  // The tensor a view op made this one from (the root of a chain of views), so an in-place write
+  // through the view can rewrite the base's history; null for tensors that own their layout.
+  TensorPtr view_base;
 
   Device* device() const { return storage->device; }
   int64_t ndim() const { return int64_t(shape.size()); }

@@ -39,6 +39,7 @@ int = int32  # noqa: A001
 
 from . import (
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
+    autograd,
     io,
     models,
     nn,
@@ -98,6 +99,7 @@ from ._ops import (  # noqa: E402
     where,
     zeros,
 )
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
 from .random import Generator, initial_seed, manual_seed, rand, randn
 

@@ -32,9 +32,18 @@ def _sizes(size) -> list[int]:
     return list(size)
 
 
-def tensor(data, dtype=None, device=None) -> Tensor:
+def _requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    return t.requires_grad_() if requires_grad else t
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays or tensors)."""
+    return _requires_grad(_tensor(data, dtype, device), requires_grad)
+
+
+def _tensor(data, dtype, device) -> Tensor:
     if isinstance(data, Tensor):
+        data = data.detach()
         out = data.to(device) if device is not None else data.clone()
         return out.to(dtype) if dtype is not None else out
     from_python = not isinstance(data, (np.ndarray, np.generic))
@@ -60,26 +69,27 @@ def tensor(data, dtype=None, device=None) -> Tensor:
     return t if dtype is None else t.to(dtype)
 
 
-def full(size, fill_value, *, dtype=None, device=None) -> Tensor:
-    return _core.full(list(size) if not isinstance(size, builtins.int) else [size], fill_value, dtype, device)
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    t = _core.full(list(size) if not isinstance(size, builtins.int) else [size], fill_value, dtype, device)
+    return _requires_grad(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None) -> Tensor:
-    return _core.full(_sizes(size), 0, dtype or _dt.float32, device)
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _requires_grad(_core.full(_sizes(size), 0, dtype or _dt.float32, device), requires_grad)
 
 
-def ones(*size, dtype=None, device=None) -> Tensor:
-    return _core.full(_sizes(size), 1, dtype or _dt.float32, device)
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _requires_grad(_core.full(_sizes(size), 1, dtype or _dt.float32, device), requires_grad)
 
 
-def empty(*size, dtype=None, device=None) -> Tensor:
-    return _core.empty(_sizes(size), dtype, device)
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _requires_grad(_core.empty(_sizes(size), dtype, device), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None) -> Tensor:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if end is None:
         start, end = 0, start
-    return _core.arange(start, end, step, dtype, device)
+    return _requires_grad(_core.arange(start, end, step, dtype, device), requires_grad)
 
 
 def _dims(dim):

@@ -99,6 +99,16 @@ _METHODS = {
 }
 
 
+def _backward(self: Tensor, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+    """Accumulates the gradient of this tensor into the leaves' .grad (torch's Tensor.backward)."""
+    from . import autograd
+
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+_METHODS["backward"] = _backward
+
+
 def _no_index():
     raise TypeError("[index] only integer tensors of a single element can be converted to an index")
 

@@ -66,13 +66,15 @@ def _sizes(size):
     return list(size)
 
 
-def rand(*size, dtype=None, device=None, generator: Generator | None = None) -> Tensor:
+def rand(*size, dtype=None, device=None, generator: Generator | None = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     t = _core.empty(_sizes(size), dtype, device if device is not None or generator is None else generator.device)
-    return _core.uniform_(t, 0.0, 1.0, _raw(generator))
+    t = _core.uniform_(t, 0.0, 1.0, _raw(generator))
+    return t.requires_grad_() if requires_grad else t
 
 
-def randn(*size, dtype=None, device=None, generator: Generator | None = None) -> Tensor:
+def randn(*size, dtype=None, device=None, generator: Generator | None = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     t = _core.empty(_sizes(size), dtype, device if device is not None or generator is None else generator.device)
-    return _core.normal_(t, 0.0, 1.0, _raw(generator))
+    t = _core.normal_(t, 0.0, 1.0, _raw(generator))
+    return t.requires_grad_() if requires_grad else t

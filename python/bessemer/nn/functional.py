@@ -67,7 +67,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x). inplace=True writes the result into input and returns it."""
     out = _core.silu(input)
-    return _core.copy_(input, out) if inplace else out
+    return input.copy_(out) if inplace else out
 # ---- dropout, embedding, losses (csrc/core/ops_nn_misc.cpp) ----
 
 
@@ -89,8 +89,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     multiplies by 0 (NaN stays NaN, as in torch)."""
     out = _core.dropout(input, float(p), bool(training))
     if inplace and out is not input:
-        _core.copy_(input, out)
-        return input
+        return input.copy_(out)
     return out
 
 

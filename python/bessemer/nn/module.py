@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from .. import _core
 from .._core import Tensor
+from ..autograd import no_grad as _no_grad
 from .parameter import Parameter
 
 
@@ -154,14 +155,19 @@ class Module:
                 problems.append("unexpected keys: " + ", ".join(unexpected))
         if problems:
             raise ValueError(f"[load_state_dict] {type(self).__name__}: " + "; ".join(problems))
-        for k, v in state_dict.items():
-            if k in own:
-                dst = own[k]
-                _core.copy_(dst, v.to(dst.device).to(dst.dtype))
+        with _no_grad():
+            for k, v in state_dict.items():
+                if k in own:
+                    dst = own[k]
+                    _core.copy_(dst, v.to(dst.device).to(dst.dtype))
         return missing, unexpected
 
     # ---- devices, dtypes, modes ----
     def _apply(self, fn) -> Module:
+        with _no_grad():
+            return self._apply_no_grad(fn)
+
+    def _apply_no_grad(self, fn) -> Module:
         for m in self.modules():
             for name, p in m._parameters.items():
                 if p is not None:
@@ -203,6 +209,26 @@ class Module:
 
     def eval(self) -> Module:
         return self.train(False)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every parameter: to None (the default, as torch), or to zeros."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    p.grad = g.detach()
+                with _no_grad():
+                    p.grad.zero_()
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Sets requires_grad on every parameter (freezing or unfreezing the module)."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     def apply(self, fn) -> Module:
         for m in self.children():

@@ -1,0 +1,107 @@
+// Autograd's data: per-tensor state, graph nodes and edges, saved tensors, grad mode.
+//
+// A tensor that requires grad carries an AutogradMeta. A leaf (made by the user) has requires_grad
+// and accumulates into .grad through an AccumulateGrad node; a non-leaf has a grad_fn: the Node
+// that produced it. A Node has one output and an Edge per input pointing at the node that will
+// receive that input's gradient (an invalid edge: no gradient needed). The engine (engine.h) runs
+// nodes in dependency order. Rules for registry ops live in rules*.cpp, one table.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/tensor.h"
+
+namespace bm {
+
+struct Node;
+
+struct Edge {
+  std::shared_ptr<Node> fn;
+  bool valid() const { return bool(fn); }
+};
+
+struct AutogradMeta {
+  bool requires_grad = false;  // a leaf's flag; a non-leaf requires grad because it has a grad_fn
+  bool retains_grad = false;   // a non-leaf whose .grad is kept (retain_grad())
+  TensorPtr grad;
+  std::shared_ptr<Node> grad_fn;
+  std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, shared by every edge into it
+};
+
+// What the engine checks a gradient against: the shape, dtype and device of a node's output.
+struct TensorGeometry {
+  Shape shape;
+  DType dtype = DType::Float32;
+  Device* device = nullptr;
+};
+
+struct Node : std::enable_shared_from_this<Node> {
+  std::vector<Edge> next;  // one per input
+  TensorGeometry out;      // the output this node differentiates
+  uint64_t seq = 0;        // creation order: a later node never feeds an earlier one
+  std::vector<std::weak_ptr<AutogradMeta>> retained;  // outputs whose .grad is kept (retain_grad)
+
+  Node();
+  virtual ~Node() = default;
+  virtual std::string name() const = 0;
+  // Gradients of the inputs (null where next[i] is invalid or the gradient is zero), given the
+  // output's gradient.
+  virtual std::vector<TensorPtr> apply(const TensorPtr& grad) = 0;
+  virtual void release_saved() {}
+  virtual bool is_accumulate() const { return false; }
+};
+
+// ---- per-tensor queries ----
+inline bool requires_grad(const Tensor& t) {
+  return t.autograd && (t.autograd->requires_grad || t.autograd->grad_fn);
+}
+inline bool requires_grad(const TensorPtr& t) { return t && requires_grad(*t); }
+inline bool is_leaf(const Tensor& t) { return !t.autograd || !t.autograd->grad_fn; }
+AutogradMeta& autograd_meta(Tensor& t);  // creates it on first use
+
+// The edge a gradient for `t` flows along: its grad_fn, or its leaf's AccumulateGrad (made once,
+// shared). Invalid when t does not require grad.
+Edge gradient_edge(const TensorPtr& t);
+// Makes `node` the history of `t` (t becomes a non-leaf output of node).
+void set_history(const TensorPtr& t, const std::shared_ptr<Node>& node);
+// A new tensor sharing t's memory and layout, with no history (Tensor.detach()).
+TensorPtr detach(const TensorPtr& t);
+
+// ---- grad mode: per thread, as torch ----
+bool grad_enabled();
+void set_grad_enabled(bool on);
+struct GradModeGuard {
+  bool prev;
+  explicit GradModeGuard(bool on) : prev(grad_enabled()) { set_grad_enabled(on); }
+  ~GradModeGuard() { set_grad_enabled(prev); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+};
+
+// ---- saved tensors ----
+// A tensor a rule needs in backward. It keeps a detached alias (so the graph holds no cycle through
+// the output's own grad_fn) and the storage version at save time: unpacking after an in-place
+// write is an error naming the node. Unpacked while grad mode is on (create_graph), it gets its
+// history back, so the rule's ops are recorded and can be differentiated again.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  SavedTensor(const TensorPtr& t, bool is_output);
+  bool defined() const { return bool(data_); }
+  TensorPtr unpack(const Node& owner) const;
+  void reset() { data_.reset(); leaf_.reset(); fn_.reset(); }
+
+ private:
+  TensorPtr data_;
+  uint64_t version_ = 0;
+  bool is_output_ = false, was_defined_ = false;
+  std::shared_ptr<AutogradMeta> leaf_;  // a saved leaf that requires grad
+  std::shared_ptr<Node> fn_;            // a saved non-leaf input's grad_fn
+ public:
+  bool was_defined() const { return was_defined_; }
+};
+
+}  // namespace bm

@@ -1,0 +1,126 @@
+// Autograd in Python: Tensor.requires_grad / grad / grad_fn / is_leaf / backward / detach, the
+// grad_fn node objects, grad mode, and the engine entry points behind bessemer.autograd.
+#include "autograd/engine.h"
+#include "autograd/inplace.h"
+#include "bindings/common.h"
+#include "core/errors.h"
+
+namespace bm::bind {
+
+namespace {
+
+std::vector<TensorPtr> tensor_list(const py::handle& obj) {
+  if (obj.is_none()) return {};
+  if (py::isinstance<Tensor>(obj)) return {obj.cast<TensorPtr>()};
+  std::vector<TensorPtr> out;
+  for (auto item : obj) {
+    if (item.is_none()) out.push_back(nullptr);
+    else out.push_back(item.cast<TensorPtr>());
+  }
+  return out;
+}
+
+void set_requires_grad(const TensorPtr& t, bool on) {
+  if (on && !is_floating(t->dtype))
+    throw Error("[requires_grad_] only tensors of floating point dtype can require gradients, got " +
+                std::string(dtype_name(t->dtype)));
+  if (!is_leaf(*t)) {
+    if (!on)
+      throw Error("[requires_grad_] you can only change requires_grad flags of leaf tensors; use detach() to get "
+                  "a tensor without history");
+    return;
+  }
+  if (!on && !t->autograd) return;
+  autograd_meta(*t).requires_grad = on;
+}
+
+void set_grad(const TensorPtr& t, const py::object& value) {
+  if (value.is_none()) {
+    if (t->autograd) t->autograd->grad = nullptr;
+    return;
+  }
+  TensorPtr g = value.cast<TensorPtr>();
+  if (g->device() != t->device())
+    throw DeviceMismatchError("[grad] assigned grad is on " + g->device()->name + " but the tensor is on " +
+                              t->device()->name);
+  if (g->dtype != t->dtype)
+    throw TypeError("[grad] assigned grad has dtype " + std::string(dtype_name(g->dtype)) + " but the tensor has " +
+                    dtype_name(t->dtype));
+  if (g->shape != t->shape)
+    throw ValueError("[grad] assigned grad has shape " + shape_str(g->shape) + " but the tensor has shape " +
+                     shape_str(t->shape));
+  autograd_meta(*t).grad = g;
+}
+
+}  // namespace
+
+void init_autograd(py::module_& m) {
+  py::class_<Node, std::shared_ptr<Node>>(m, "Node", "A step of a recorded graph (a tensor's grad_fn).")
+      .def("name", &Node::name)
+      .def_property_readonly("next_functions", [](const Node& n) {
+        py::list out;
+        for (const Edge& e : n.next) out.append(py::make_tuple(e.fn ? py::cast(e.fn) : py::none(), 0));
+        return py::tuple(out);
+      })
+      .def("__repr__", [](const Node& n) {
+        std::ostringstream s;
+        s << "<" << n.name() << " object at " << static_cast<const void*>(&n) << ">";
+        return s.str();
+      });
+
+  auto cls = py::reinterpret_borrow<py::class_<Tensor, TensorPtr>>(m.attr("Tensor"));
+  cls.def_property("requires_grad", [](const Tensor& t) { return requires_grad(t); },
+                   [](const TensorPtr& t, bool on) { set_requires_grad(t, on); })
+      .def("requires_grad_", [](const TensorPtr& t, bool on) { set_requires_grad(t, on); return t; },
+           py::arg("requires_grad") = true)
+      .def_property("grad", [](const Tensor& t) -> py::object {
+        if (!t.autograd || !t.autograd->grad) return py::none();
+        return py::cast(t.autograd->grad);
+      }, &set_grad)
+      .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
+        if (!t.autograd || !t.autograd->grad_fn) return py::none();
+        return py::cast(t.autograd->grad_fn);
+      })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return is_leaf(t); })
+      .def_property_readonly("retains_grad", [](const Tensor& t) { return t.autograd && t.autograd->retains_grad; })
+      .def_property_readonly("_version", [](const Tensor& t) { return t.storage->version; })
+      .def("retain_grad", [](const TensorPtr& t) { retain_grad(t); })
+      .def("detach", [](const TensorPtr& t) { return detach(t); })
+      .def("detach_", [](const TensorPtr& t) {
+        if (t->view_base && requires_grad(t->view_base))
+          throw Error("[detach_] can't detach a view of a tensor that requires grad in place; use detach()");
+        if (t->autograd) { t->autograd->grad_fn = nullptr; t->autograd->requires_grad = false; }
+        return t;
+      });
+
+  m.def("is_grad_enabled", &grad_enabled);
+  m.def("_set_grad_enabled", &set_grad_enabled, py::arg("mode"));
+  m.def("_run_backward", [](const py::object& tensors, const py::object& grads, bool retain_graph, bool create_graph,
+                            const py::object& inputs) {
+    std::vector<TensorPtr> ts = tensor_list(tensors), gs = tensor_list(grads), in = tensor_list(inputs);
+    bool any = false;
+    for (auto& g : gs) any |= bool(g);
+    if (!any) gs.clear();
+    py::gil_scoped_release nogil;
+    run_backward(ts, gs, retain_graph, create_graph, in);
+  }, py::arg("tensors"), py::arg("grad_tensors"), py::arg("retain_graph"), py::arg("create_graph"),
+     py::arg("inputs") = py::none());
+  m.def("_run_grad", [](const py::object& outputs, const py::object& grads, const py::object& inputs,
+                        bool retain_graph, bool create_graph, bool allow_unused) {
+    std::vector<TensorPtr> os = tensor_list(outputs), gs = tensor_list(grads), in = tensor_list(inputs);
+    bool any = false;
+    for (auto& g : gs) any |= bool(g);
+    if (!any) gs.clear();
+    std::vector<TensorPtr> r;
+    {
+      py::gil_scoped_release nogil;
+      r = run_grad(os, gs, in, retain_graph, create_graph, allow_unused);
+    }
+    py::list out;
+    for (auto& g : r) out.append(g ? py::cast(g) : py::none());
+    return py::tuple(out);
+  });
+  init_inplace(m, cls);
+}
+
+}  // namespace bm::bind

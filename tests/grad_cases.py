@@ -1,0 +1,108 @@
+"""The gradient test table: one row per differentiable registry op (and per composite with a rule
+of its own), run by test_autograd_ops.py on every device, layout and float dtype against torch's
+gradients in float64. test_autograd_ops.py also checks that every registry row with a gradient rule
+has a row here.
+
+Row fields: the registry op the row covers, ours (bessemer fn of the inputs), ref (torch fn of
+the inputs), input shapes, the input domain, and layouts the row skips (ops whose inputs are not
+elementwise-shaped take only some layouts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+import bessemer as bm
+
+
+@dataclass
+class GradCase:
+    op: str  # registry op name this row covers
+    ours: Callable
+    ref: Callable
+    shapes: tuple = ((3, 4),)
+    domain: str | tuple = "any"
+    variant: str = ""
+    layouts: tuple | None = None  # None: every layout
+    double_backward: bool = True  # second derivatives also checked against torch
+
+    @property
+    def id(self) -> str:
+        return self.op + (f"[{self.variant}]" if self.variant else "")
+
+
+_NOT_EMPTY = ("contiguous", "transposed", "sliced", "offset", "broadcast", "0d")
+_NOT_0D_OR_EMPTY = ("contiguous", "transposed", "sliced", "offset", "broadcast")
+
+
+def _unary(op, domain="any", fn=None, tfn=None, **kw):
+    return GradCase(op, fn or getattr(bm, op), tfn or getattr(torch, op), ((3, 4),), domain, **kw)
+
+
+def _binary(op, fn=None, tfn=None, shapes=((3, 4), (3, 4)), variant="", domain="any", **kw):
+    return GradCase(op, fn or getattr(bm, op), tfn or getattr(torch, op), shapes, domain, variant, **kw)
+
+
+CASES = [
+    GradCase("copy", lambda x: x.to(bm.float32).to(x.dtype) * 1.0, lambda x: x * 1.0, variant="cast"),
+    GradCase("copy", lambda x: x.clone(), lambda x: x.clone(), variant="clone"),
+    _unary("neg"),
+    _unary("abs"),
+    _unary("relu"),
+    GradCase("clamp", lambda x: bm.clamp(x, -0.5, 0.7), lambda x: torch.clamp(x, -0.5, 0.7)),
+    GradCase("clamp", lambda x: bm.clamp(x, min=-0.5), lambda x: torch.clamp(x, min=-0.5), variant="min"),
+    _unary("exp", "small"),
+    _unary("log", "pos"),
+    _unary("sqrt", "pos"),
+    _unary("rsqrt", "pos"),
+    _unary("sin"),
+    _unary("cos"),
+    _unary("tanh"),
+    _unary("sigmoid"),
+    _binary("add"),
+    _binary("add", shapes=((3, 4), (4,)), variant="broadcast"),
+    GradCase("add", lambda x: x + 2.5, lambda x: x + 2.5, variant="scalar"),
+    _binary("sub"),
+    GradCase("sub", lambda x: 1.5 - x, lambda x: 1.5 - x, variant="rscalar"),
+    _binary("mul"),
+    _binary("mul", shapes=((2, 3, 4), (3, 1)), variant="broadcast"),
+    GradCase("mul", lambda x: x * 3.0, lambda x: x * 3.0, variant="scalar"),
+    _binary("div", domain=("any", "pos")),
+    GradCase("div", lambda x: 2.0 / x, lambda x: 2.0 / x, domain="pos", variant="rscalar"),
+    _binary("pow", domain=("pos", "small")),
+    GradCase("pow", lambda x: x**3, lambda x: x**3, variant="scalar_exp"),
+    GradCase("pow", lambda x: 2.0**x, lambda x: 2.0**x, domain="small", variant="scalar_base"),
+    _binary("maximum"),
+    _binary("minimum", shapes=((3, 4), (1, 4)), variant="broadcast"),
+    GradCase("where", lambda a, b: bm.where(a > b, a, b), lambda a, b: torch.where(a > b, a, b), ((3, 4), (3, 4))),
+    GradCase("sum", lambda x: x.sum(), lambda x: x.sum()),
+    GradCase("sum", lambda x: x.sum(dim=1, keepdim=True) if x.ndim > 1 else x.sum(0, keepdim=True),
+             lambda x: x.sum(dim=1, keepdim=True) if x.ndim > 1 else x.sum(0, keepdim=True), variant="dim"),
+    GradCase("mean", lambda x: x.mean(), lambda x: x.mean()),
+    GradCase("mean", lambda x: x.mean(dim=(0, 1)), lambda x: x.mean(dim=(0, 1)), ((2, 3, 4),), variant="dims",
+             layouts=("contiguous", "transposed", "sliced", "offset", "broadcast")),
+    GradCase("var", lambda x: x.var(), lambda x: x.var(), layouts=_NOT_0D_OR_EMPTY),  # n - 1 = 0: nan, as torch
+    GradCase("var", lambda x: x.var(dim=0, correction=0, keepdim=True),
+             lambda x: x.var(dim=0, correction=0, keepdim=True), variant="dim", layouts=_NOT_0D_OR_EMPTY),
+    GradCase("amax", lambda x: x.amax(), lambda x: x.amax(), layouts=_NOT_EMPTY),  # empty: an error, as torch
+    GradCase("amax", lambda x: x.amax(dim=-1), lambda x: x.amax(dim=-1), variant="dim", layouts=_NOT_EMPTY),
+    GradCase("amin", lambda x: x.amin(dim=0, keepdim=True), lambda x: x.amin(dim=0, keepdim=True)),
+    GradCase("softmax", lambda x: bm.softmax(x, dim=-1), lambda x: torch.softmax(x, dim=-1)),
+    GradCase("log_softmax", lambda x: bm.log_softmax(x, dim=0), lambda x: torch.log_softmax(x, dim=0)),
+    GradCase("matmul", bm.matmul, torch.matmul, ((3, 4), (4, 5)), layouts=("contiguous", "transposed", "sliced",
+                                                                            "offset", "broadcast")),
+    GradCase("matmul", bm.matmul, torch.matmul, ((4,), (4, 5)), variant="vec_mat",
+             layouts=("contiguous", "sliced", "offset")),
+    GradCase("matmul", bm.matmul, torch.matmul, ((3, 4), (4,)), variant="mat_vec",
+             layouts=("contiguous", "sliced", "offset")),
+    GradCase("matmul", bm.matmul, torch.matmul, ((4,), (4,)), variant="dot", layouts=("contiguous", "sliced")),
+    GradCase("matmul", bm.matmul, torch.matmul, ((2, 1, 3, 4), (3, 4, 2)), variant="batched_broadcast",
+             layouts=("contiguous", "sliced", "offset")),
+]
+
+# Registry rows whose gradients are tested in files of their own (nn ops with backward kernels),
+# by the test that covers them.
+NN_GRAD_ROWS: dict[str, str] = {}
