@@ -295,3 +295,24 @@ def test_a_graph_without_backward_is_freed_too():
     ref = weakref.ref(y.grad_fn)
     del y
     assert ref() is None  # freed by reference counting alone, no gc needed
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_ties_and_bounds_follow_torch(device):
+    vals = [[1.0, 3.0, 3.0, 0.0], [-1.0, 2.0, 2.0, 2.0]]
+    other = [[1.0, 2.0, 3.0, 0.0], [0.0, 2.0, 1.0, 5.0]]
+    exprs = [
+        lambda lib, x, y: lib.max(x, dim=1)[0].sum() + lib.min(x, dim=0)[0].sum(),  # the chosen index only
+        lambda lib, x, y: x.amax(dim=1).sum() + x.amin().sum() + x.max() + x.min(),  # split between ties
+        lambda lib, x, y: (lib.maximum(x, y) * 3 + lib.minimum(x, y)).sum(),        # half each at a tie
+        lambda lib, x, y: (lib.clamp(x, 0.0, 2.0) + lib.relu(x - 3.0) + lib.relu(y)).sum(),  # bounds count as inside
+        lambda lib, x, y: (x.abs() + (x - 1.0).abs() + lib.where(x > y, x, y)).sum(),
+    ]
+    for k, f in enumerate(exprs):
+        x, y = (bm.tensor(v, device=device, requires_grad=True) for v in (vals, other))
+        tx, ty = (torch.tensor(v, requires_grad=True) for v in (vals, other))
+        f(bm, x, y).backward()
+        f(torch, tx, ty).backward()
+        assert_close(x.grad, tx.grad.numpy(), msg=f"expression {k}")
+        if ty.grad is not None:
+            assert_close(y.grad, ty.grad.numpy(), msg=f"expression {k}")

@@ -94,6 +94,8 @@ void init_autograd(py::module_& m) {
       });
 
   m.def("is_grad_enabled", &grad_enabled);
+  m.def("_live_storages", [] { return Storage::live_count().load(); },
+        "How many storages (tensor memory blocks) are alive: tests check it stays flat over training steps.");
   m.def("_set_grad_enabled", &set_grad_enabled, py::arg("mode"));
   m.def("_run_backward", [](const py::object& tensors, const py::object& grads, bool retain_graph, bool create_graph,
                             const py::object& inputs) {

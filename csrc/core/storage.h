@@ -1,7 +1,9 @@
 // A block of device memory. All our devices (cpu, Metal shared storage, the simulator) expose a
 // host-addressable pointer; `handle` carries a backend's own buffer object when it has one.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -18,10 +20,18 @@ struct Storage {
   // tensor whose storage changed after it was saved.
   uint64_t version = 0;
   std::function<void(Storage&)> release;  // returns the memory to its owner (allocator, numpy...)
-  Storage() = default;
+  Storage() { live_count().fetch_add(1, std::memory_order_relaxed); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  ~Storage() { if (release) release(*this); }
+  ~Storage() {
+    if (release) release(*this);
+    live_count().fetch_sub(1, std::memory_order_relaxed);
+  }
+  // Storages alive in the process: the leak check of the training tests (flat over many steps).
+  static std::atomic<int64_t>& live_count() {
+    static std::atomic<int64_t> n{0};
+    return n;
+  }
 };
 
 }  // namespace bm

@@ -149,7 +149,18 @@ def _max_min(input, dim, keepdim, other, reduce_op, arg_op, binary_op):
                         f"use {reduce_op}(x, dim=...) to reduce over several dims")
     # torch's max(dim) accepts bool (argmax alone does not): find the indices on 0/1 integers
     src = input.to(_dt.int32) if input.dtype == _dt.bool else input
-    return values_indices(input._reduce(reduce_op, [dim], keepdim), _core.arg_reduce(src, arg_op, dim, keepdim))
+    indices = _core.arg_reduce(src, arg_op, dim, keepdim)
+    if input.requires_grad and _core.is_grad_enabled() and input.ndim > 0:
+        # torch sends max(dim)'s gradient to the chosen index only (amax splits it between ties):
+        # pick the element with a one-hot mask, so the recorded where/sum route it there.
+        d = dim % input.ndim
+        shape = [1] * input.ndim
+        shape[d] = input.shape[d]
+        pos = _core.arange(0, input.shape[d], 1, _dt.int64, input.device).reshape(shape)
+        hit = pos == (indices if keepdim else indices.unsqueeze(d))
+        values = _core.where(hit, input, 0).sum(dim=d, keepdim=keepdim)
+        return values_indices(values, indices)
+    return values_indices(input._reduce(reduce_op, [dim], keepdim), indices)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
