@@ -101,7 +101,7 @@ from ._ops import (  # noqa: E402
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
-from .serialization import load, save
 from .random import Generator, initial_seed, manual_seed, rand, randn
+from .serialization import load, save
 
 __all__ = [name for name in dir() if not name.startswith("_")]
