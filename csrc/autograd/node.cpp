@@ -52,49 +52,30 @@ TensorPtr detach(const TensorPtr& t) {
 
 SavedTensor::SavedTensor(const TensorPtr& t, bool is_output) : is_output_(is_output), was_defined_(bool(t)) {
   if (!t) return;
-  data_ = detach(t);
+  data_ = is_output ? detach(t) : t;
   version_ = t->storage->version;
-  if (!is_output && requires_grad(t)) {
-    if (t->autograd->grad_fn) fn_ = t->autograd->grad_fn;
-    else leaf_ = t->autograd;
-  }
 }
 
 TensorPtr SavedTensor::unpack(const Node& owner) const {
   if (!data_) {
     if (!was_defined_) return nullptr;
     throw Error("[backward] trying to backward through the graph a second time (or to use tensors saved by " +
-                       owner.name() +
-                       " after they were freed); pass retain_graph=True to the first backward() or autograd.grad()");
+                owner.name() +
+                " after they were freed); pass retain_graph=True to the first backward() or autograd.grad()");
   }
   if (data_->storage->version != version_)
     throw Error("[backward] one of the tensors needed for gradient computation has been modified by an "
-                       "in-place operation: the " + std::string(is_output_ ? "output" : "input") + " of shape " +
-                       shape_str(data_->shape) + " saved by " + owner.name() + " is at version " +
-                       std::to_string(data_->storage->version) + "; expected version " + std::to_string(version_) +
-                       ". Use the out-of-place op (e.g. x = x + 1 instead of x += 1), or clone() before modifying");
-  if (!grad_enabled()) return data_;
-  // create_graph: give the tensor its history back so the rule's ops are recorded.
-  if (is_output_) {
-    TensorPtr t = detach(data_);
-    auto m = std::make_shared<AutogradMeta>();
-    m->grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
-    t->autograd = m;
-    return t;
-  }
-  if (leaf_) {
-    TensorPtr t = detach(data_);
-    t->autograd = leaf_;  // the same leaf: gradients accumulate into its .grad
-    return t;
-  }
-  if (fn_) {
-    TensorPtr t = detach(data_);
-    auto m = std::make_shared<AutogradMeta>();
-    m->grad_fn = fn_;
-    t->autograd = m;
-    return t;
-  }
-  return data_;
+                "in-place operation: the " + std::string(is_output_ ? "output" : "input") + " of shape " +
+                shape_str(data_->shape) + " saved by " + owner.name() + " is at version " +
+                std::to_string(data_->storage->version) + "; expected version " + std::to_string(version_) +
+                ". Use the out-of-place op (e.g. x = x + 1 instead of x += 1), or clone() before modifying");
+  if (!is_output_ || !grad_enabled()) return data_;
+  // create_graph: the output gets its history back so the rule's ops are recorded.
+  TensorPtr t = detach(data_);
+  auto m = std::make_shared<AutogradMeta>();
+  m->grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
+  t->autograd = m;
+  return t;
 }
 
 }  // namespace bm

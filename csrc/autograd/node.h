@@ -82,26 +82,23 @@ struct GradModeGuard {
 };
 
 // ---- saved tensors ----
-// A tensor a rule needs in backward. It keeps a detached alias (so the graph holds no cycle through
-// the output's own grad_fn) and the storage version at save time: unpacking after an in-place
-// write is an error naming the node. Unpacked while grad mode is on (create_graph), it gets its
-// history back, so the rule's ops are recorded and can be differentiated again.
+// A tensor a rule needs in backward, with the storage version at save time: unpacking after an
+// in-place write is an error naming the node. A saved input is kept as is (it cannot point back at
+// this node, so no cycle); a saved output is kept as a detached alias, because the output's own
+// grad_fn is this node. Unpacked while grad mode is on (create_graph), an output gets this node
+// back as its history, so the rule's ops are recorded and can be differentiated again.
 class SavedTensor {
  public:
   SavedTensor() = default;
   SavedTensor(const TensorPtr& t, bool is_output);
   bool defined() const { return bool(data_); }
   TensorPtr unpack(const Node& owner) const;
-  void reset() { data_.reset(); leaf_.reset(); fn_.reset(); }
+  void reset() { data_.reset(); }
 
  private:
   TensorPtr data_;
   uint64_t version_ = 0;
   bool is_output_ = false, was_defined_ = false;
-  std::shared_ptr<AutogradMeta> leaf_;  // a saved leaf that requires grad
-  std::shared_ptr<Node> fn_;            // a saved non-leaf input's grad_fn
- public:
-  bool was_defined() const { return was_defined_; }
 };
 
 }  // namespace bm

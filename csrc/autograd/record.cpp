@@ -1,5 +1,7 @@
 #include "autograd/record.h"
 
+#include <array>
+
 #include "autograd/rules.h"
 #include "core/errors.h"
 #include "core/ops.h"
@@ -8,60 +10,74 @@ namespace bm {
 
 namespace {
 
-// A registry op's node: runs the op's rule, then fits each gradient to its input.
+// A registry op's node: runs the op's rule, then fits each gradient to its input. Recording must
+// cost well under a microsecond, so inputs live in a fixed array and an input's shape is stored only
+// when it differs from the output's (broadcasting).
+constexpr size_t kMaxRuleInputs = 6;
+
 class OpNode final : public Node {
  public:
   OpNode(OpId op, const GradRule* rule, const std::vector<Operand>& xs, const OpArgs& args, const TensorPtr& out)
-      : op_(op), rule_(rule), args_(args) {
-    size_t n = xs.size();
-    scalars_.resize(n);
-    is_scalar_.resize(n);
-    saved_.resize(n);
-    geoms_.resize(n);
-    next.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      is_scalar_[i] = xs[i].is_scalar();
-      if (is_scalar_[i]) { scalars_[i] = xs[i].s; continue; }
+      : op_(op), rule_(rule), args_(args), n_(xs.size()) {
+    if (n_ > kMaxRuleInputs) throw Error(std::string("[") + op_row(op).name + "] too many inputs for a rule");
+    next.resize(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      Slot& sl = slots_[i];
+      sl.is_scalar = xs[i].is_scalar();
+      if (sl.is_scalar) { sl.s = xs[i].s; continue; }
       const TensorPtr& t = xs[i].t;
-      geoms_[i] = {t->shape, t->dtype, t->device()};
+      sl.dtype = t->dtype;
+      sl.device = t->device();
+      sl.same_shape = t->shape == out->shape;
+      if (!sl.same_shape) sl.shape = t->shape;
       next[i] = is_floating(t->dtype) ? gradient_edge(t) : Edge{};
-      if (rule->save_inputs & (1u << i)) saved_[i] = SavedTensor(t, false);
+      if (rule->save_inputs & (1u << i)) sl.saved = SavedTensor(t, false);
     }
     if (rule->save_output) saved_out_ = SavedTensor(out, true);
   }
   std::string name() const override { return rule_->node_name; }
   void release_saved() override {
-    for (auto& s : saved_) s.reset();
+    for (size_t i = 0; i < n_; ++i) slots_[i].saved.reset();
     saved_out_.reset();
   }
   std::vector<TensorPtr> apply(const TensorPtr& grad) override {
-    GradCtx ctx{op_, args_, {}, geoms_, {}, saved_out_.unpack(*this), grad};
-    size_t n = next.size();
-    ctx.inputs.reserve(n);
-    ctx.needs.resize(n);
-    for (size_t i = 0; i < n; ++i) {
+    std::vector<TensorGeometry> geoms(n_);
+    for (size_t i = 0; i < n_; ++i)
+      if (!slots_[i].is_scalar) geoms[i] = {slots_[i].same_shape ? out.shape : slots_[i].shape, slots_[i].dtype,
+                                            slots_[i].device};
+    GradCtx ctx{op_, args_, {}, std::move(geoms), {}, saved_out_.unpack(*this), grad};
+    ctx.inputs.reserve(n_);
+    ctx.needs.resize(n_);
+    for (size_t i = 0; i < n_; ++i) {
       ctx.needs[i] = next[i].valid();
-      if (is_scalar_[i]) ctx.inputs.emplace_back(scalars_[i]);
-      else ctx.inputs.emplace_back(saved_[i].unpack(*this));
+      if (slots_[i].is_scalar) ctx.inputs.emplace_back(slots_[i].s);
+      else ctx.inputs.emplace_back(slots_[i].saved.unpack(*this));
     }
     std::vector<TensorPtr> g = rule_->fn(ctx);
-    g.resize(n);
-    for (size_t i = 0; i < n; ++i) {
+    g.resize(n_);
+    for (size_t i = 0; i < n_; ++i) {
       if (!next[i].valid() || !g[i]) { g[i] = nullptr; continue; }
-      if (g[i]->shape != geoms_[i].shape) g[i] = sum_to(g[i], geoms_[i].shape);
-      if (g[i]->dtype != geoms_[i].dtype) g[i] = cast(g[i], geoms_[i].dtype);
+      const Shape& want = ctx.geoms[i].shape;
+      if (g[i]->shape != want) g[i] = sum_to(g[i], want);
+      if (g[i]->dtype != slots_[i].dtype) g[i] = cast(g[i], slots_[i].dtype);
     }
     return g;
   }
 
  private:
+  struct Slot {
+    SavedTensor saved;
+    Scalar s;
+    bool is_scalar = false, same_shape = true;
+    DType dtype = DType::Float32;
+    Device* device = nullptr;
+    Shape shape;  // only when it differs from the output's
+  };
   OpId op_;
   const GradRule* rule_;
   OpArgs args_;
-  std::vector<Scalar> scalars_;
-  std::vector<bool> is_scalar_;
-  std::vector<SavedTensor> saved_;
-  std::vector<TensorGeometry> geoms_;
+  size_t n_;
+  std::array<Slot, kMaxRuleInputs> slots_;
   SavedTensor saved_out_;
 };
 
