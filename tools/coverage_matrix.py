@@ -51,6 +51,14 @@ def render() -> str:
         for r in rows:
             out.append(f"| {r['name']} | " + " | ".join(sym[cells[(r['name'], device, t.name)]] for t in DTYPES) + " |")
         out.append("")
+    out += ["## Gradients", "",
+            "Each differentiable row's gradient rule (csrc/autograd/rules_table.cpp, rules_nn.cpp), shown as the",
+            "`grad_fn` name torch gives the node; rows without one are not differentiable (integer or bool",
+            "results, factories) or are backward kernels themselves.", "",
+            "| op | grad_fn |", "|---|---|"]
+    for r in rows:
+        out.append(f"| {r['name']} | {r['grad'] or '—'} |")
+    out.append("")
     return "\n".join(out)
 
 
