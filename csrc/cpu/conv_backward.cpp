@@ -212,6 +212,8 @@ void backward_weight(const KernelCall& call) {
     // One (output channel, input channel) pair per task: its kH * kW sums over images and pixels.
     parallel_for(0, g.O * g.Cg, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, g.KH * g.KW * NP)),
                  [&](int64_t q0, int64_t q1) {
+      Scratch<A> colsum(g.OW);
+      const bool unit = g.sw == 1 && g.xs[3] == 1;
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t oc = q / g.Cg, ci = q % g.Cg, c = oc / g.Og * g.Cg + ci;
         for (int64_t ky = 0; ky < g.KH; ++ky) {
@@ -219,7 +221,9 @@ void backward_weight(const KernelCall& call) {
             int64_t lo, hi;
             valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
             const int64_t xoff = kx * g.dw - g.pw;
-            A s = A(0);
+            // Products summed per output column first (a vectorisable row update; unit strides
+            // are the common case), then the columns, in a fixed order.
+            std::fill(colsum.p, colsum.p + g.OW, A(0));
             for (int64_t n = 0; n < g.N; ++n) {
               const A* plane = x + n * g.xs[0] + c * g.xs[1];
               const A* gp = gs + oc * NP + n * g.P;
@@ -228,9 +232,19 @@ void backward_weight(const KernelCall& call) {
                 if (iy < 0 || iy >= g.H) continue;
                 const A* xr = plane + iy * g.xs[2];
                 const A* gr = gp + oy * g.OW;
-                for (int64_t ox = lo; ox < hi; ++ox) s += gr[ox] * xr[(ox * g.sw + xoff) * g.xs[3]];
+                if (unit) {
+                  if (hi <= lo) continue;
+                  const A* xa = xr + lo + xoff;  // input columns lo + xoff .. hi + xoff: inside the row
+                  const A* ga = gr + lo;
+                  A* cs = colsum.p + lo;
+                  for (int64_t i = 0; i < hi - lo; ++i) cs[i] += ga[i] * xa[i];
+                } else {
+                  for (int64_t ox = lo; ox < hi; ++ox) colsum.p[ox] += gr[ox] * xr[(ox * g.sw + xoff) * g.xs[3]];
+                }
               }
             }
+            A s = A(0);
+            for (int64_t ox = lo; ox < hi; ++ox) s += colsum.p[ox];
             acc.p[oc * g.K + (ci * g.KH + ky) * g.KW + kx] = s;
           }
         }
