@@ -72,7 +72,9 @@ inline PoolBwdPos pool_bwd_position(constant PoolBackwardArgs& a, uint gid) {
 inline long pb_cover_lo(long i, long stride, long pad, long span) {
   return pb_max(0, pb_floor_div(i + pad - span + stride - 1, stride));
 }
-inline long pb_cover_hi(long i, long out, long stride, long pad) { return pb_min(out, pb_floor_div(i + pad, stride) + 1); }
+inline long pb_cover_hi(long i, long out, long stride, long pad) {
+  return pb_min(out, pb_floor_div(i + pad, stride) + 1);
+}
 
 template <typename T>
 kernel void max_pool2d_backward(device const T* grad [[buffer(0)]],
@@ -85,8 +87,10 @@ kernel void max_pool2d_backward(device const T* grad [[buffer(0)]],
   const long gbase = a.g_offset + p.n * a.g_strides[0] + p.c * a.g_strides[1];
   const long ibase = a.idx_offset + p.n * a.idx_strides[0] + p.c * a.idx_strides[1];
   const long span_h = long(a.ksize[0] - 1) * a.dilation[0], span_w = long(a.ksize[1] - 1) * a.dilation[1];
-  const long hlo = pb_cover_lo(p.h, a.stride[0], a.padding[0], span_h), hhi = pb_cover_hi(p.h, a.OH, a.stride[0], a.padding[0]);
-  const long wlo = pb_cover_lo(p.w, a.stride[1], a.padding[1], span_w), whi = pb_cover_hi(p.w, a.OW, a.stride[1], a.padding[1]);
+  const long hlo = pb_cover_lo(p.h, a.stride[0], a.padding[0], span_h);
+  const long hhi = pb_cover_hi(p.h, a.OH, a.stride[0], a.padding[0]);
+  const long wlo = pb_cover_lo(p.w, a.stride[1], a.padding[1], span_w);
+  const long whi = pb_cover_hi(p.w, a.OW, a.stride[1], a.padding[1]);
   const long self = p.h * a.W + p.w;
   float s = 0.0f;
   for (long oh = hlo; oh < hhi; ++oh)

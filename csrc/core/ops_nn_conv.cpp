@@ -40,7 +40,8 @@ ConvPlan plan_conv(const char* op, const Shape& x4, const Shape& ws, const Shape
     throw ValueError(tag + "stride must be positive, got " + pair_str(p.stride[0], p.stride[1]));
   if (p.dilation[0] < 1 || p.dilation[1] < 1)
     throw ValueError(tag + "dilation must be positive, got " + pair_str(p.dilation[0], p.dilation[1]));
-  if (p.KH < 1 || p.KW < 1) throw ValueError(tag + "kernel size must be positive, got weight of shape " + shape_str(ws));
+  if (p.KH < 1 || p.KW < 1)
+    throw ValueError(tag + "kernel size must be positive, got weight of shape " + shape_str(ws));
   const int64_t ekh = p.dilation[0] * (p.KH - 1) + 1, ekw = p.dilation[1] * (p.KW - 1) + 1;  // dilated extent
   p.pad_lo = p.pad_hi = {0, 0};
   if (o.padding_mode == "same") {
@@ -59,8 +60,8 @@ ConvPlan plan_conv(const char* op, const Shape& x4, const Shape& ws, const Shape
     throw ValueError(tag + "padding must be 'same', 'valid', an int or a pair of ints, got '" + o.padding_mode + "'");
   }
   if (p.O % p.G != 0)
-    throw ValueError(tag + "out_channels (weight.shape[0] = " + std::to_string(p.O) + ") must be divisible by groups (" +
-                     std::to_string(p.G) + ")");
+    throw ValueError(tag + "out_channels (weight.shape[0] = " + std::to_string(p.O) +
+                     ") must be divisible by groups (" + std::to_string(p.G) + ")");
   if (p.C != ws[1] * p.G)
     throw ValueError(tag + "given groups=" + std::to_string(p.G) + " and weight of shape " + shape_str(ws) +
                      ", expected input of shape " + shape_str(shown) + " to have " + std::to_string(ws[1] * p.G) +

@@ -1,5 +1,6 @@
-// Pooling ops: argument checks and output shapes in torch's order and with torch's formulas, then
-// the kernels (csrc/cpu/pool.cpp, csrc/metal/ops_pool.cpp) through the dispatcher. The kernels see
+// Pooling ops and their gradients: argument checks and output shapes in torch's order and with
+// torch's formulas, then the kernels (csrc/cpu/pool.cpp, csrc/cpu/pool_backward.cpp,
+// csrc/metal/ops_pool.cpp) through the dispatcher. The kernels see
 // a 4-D input and a 4-D output of the final shape; (C, H, W) inputs are viewed as (1, C, H, W).
 #include "core/ops_nn_pool.h"
 

@@ -1,5 +1,6 @@
-// max_pool2d, avg_pool2d, adaptive_avg_pool2d on Metal (shaders/pool.metal): one thread per output
-// element, the input read through its strides. The kernels see a 4-D input and output (core/
+// max_pool2d, avg_pool2d, adaptive_avg_pool2d on Metal (shaders/pool.metal), max_pool2d_with_indices
+// and the pooling gradients (shaders/pool_backward.metal): one thread per output element, the
+// inputs read through their strides. The kernels see a 4-D input and output (core/
 // ops_nn_pool.cpp checked the arguments); launches are split by planes so thread ids fit in 32 bits.
 #include <algorithm>
 #include <string>
