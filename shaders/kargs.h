@@ -307,3 +307,65 @@ struct Conv2dArgs {
   bm_i32 has_bias;
   bm_i32 pad_;
 };
+
+// ---- conv / pool backward ----
+
+// conv2d_backward_input_<dtype> and conv2d_backward_weight_<dtype> (shaders/conv_backward.metal):
+// per group, an implicit matrix product (rows x cols, reduction length k_total) with the forward's
+// geometry (Conv2dArgs: in_* the convolution's input, out_* its output, i.e. grad_output):
+//   input:  rows = cin_g, cols = batch * in_h * in_w, k = (o, ky, kx): k_total = cout_g * k_h * k_w;
+//   weight: rows = cout_g, cols = cin_g * k_h * k_w, k = (n, oy, ox): k_total = batch * out_h * out_w.
+// g_*: grad_output (N, O, OH, OW); a_*: the weight (input gradient) or the input (weight
+// gradient); r_*: the result. Offsets and strides in elements.
+struct Conv2dBackwardArgs {
+  bm_i64 in_h;
+  bm_i64 in_w;
+  bm_i64 out_h;
+  bm_i64 out_w;
+  bm_i64 k_h;
+  bm_i64 k_w;
+  bm_i64 stride_h;
+  bm_i64 stride_w;
+  bm_i64 pad_h;
+  bm_i64 pad_w;
+  bm_i64 dil_h;
+  bm_i64 dil_w;
+  bm_i64 batch;
+  bm_i64 cin_g;
+  bm_i64 cout_g;
+  bm_i64 rows;
+  bm_i64 cols;
+  bm_i64 k_total;
+  bm_i64 g_offset;
+  bm_i64 a_offset;
+  bm_i64 r_offset;
+  bm_i64 g_strides[4];
+  bm_i64 a_strides[4];
+  bm_i64 r_strides[4];
+};
+
+// max_pool2d_backward_<dtype>, avg_pool2d_backward_<dtype>, adaptive_avg_pool2d_backward_<dtype>
+// (shaders/pool_backward.metal): one thread per element of the input gradient (N, C, H, W); g_*:
+// grad_output (N, C, OH, OW), idx_*: the int64 indices (max only), out_*: the input gradient.
+// max_pool2d_with_indices_<dtype> takes PoolArgs (in: the input, out: the int64 indices).
+struct PoolBackwardArgs {
+  bm_i64 n;  // input-gradient elements in this launch
+  bm_i64 plane_base;
+  bm_i64 C;
+  bm_i64 H;
+  bm_i64 W;
+  bm_i64 OH;
+  bm_i64 OW;
+  bm_i64 g_offset;
+  bm_i64 idx_offset;
+  bm_i64 out_offset;
+  bm_i64 g_strides[4];
+  bm_i64 idx_strides[4];
+  bm_i64 out_strides[4];
+  bm_i32 ksize[2];
+  bm_i32 stride[2];
+  bm_i32 padding[2];
+  bm_i32 dilation[2];
+  bm_i32 count_include_pad;
+  bm_i32 divisor;
+};

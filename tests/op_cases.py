@@ -470,3 +470,94 @@ CASES += [
          _np_conv2d(stride=2, dilation=2), nin=2, dtypes=list(FLOATS), shapes=((1, 3, 9, 8), (4, 3, 2, 3)),
          variant="stride2_dilation2", errors={"0d": ValueError, "empty": ValueError}),
 ]
+
+
+# ---- conv / pool backward (tests/test_conv_pool_backward.py compares with torch's gradients over
+# many more argument combinations and layouts) ----
+def _torch64(a):
+    import torch
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
+
+
+def _np_conv_grad_input(input_shape, **kw):
+    def ref(g, w):
+        import torch
+        return torch.nn.grad.conv2d_input(input_shape, _torch64(w), _torch64(g), **kw).numpy()
+    return ref
+
+
+def _np_conv_grad_weight(weight_shape, **kw):
+    def ref(g, x):
+        import torch
+        return torch.nn.grad.conv2d_weight(_torch64(x), weight_shape, _torch64(g), **kw).numpy()
+    return ref
+
+
+# The indices the max_pool2d_backward row routes through: max_pool2d_with_indices of a fixed input
+# of small integers (many ties, so overlapping windows often pick the same element), from torch.
+_BWD_POOL_IN = (2, 3, 5, 6)
+_BWD_MAX_X = np.random.default_rng(21).integers(-2, 3, _BWD_POOL_IN).astype(np.float64)
+
+
+def _bwd_max_indices():
+    import torch
+    return torch.nn.functional.max_pool2d(_torch64(_BWD_MAX_X), 3, 1, 1, return_indices=True)[1].numpy()
+
+
+def _np_max_pool_backward(g):
+    """Each window's gradient added to the element its index names (torch's scatter)."""
+    n, c, h, w = _BWD_POOL_IN
+    idx = _bwd_max_indices().reshape(n * c, -1)
+    out = np.zeros((n * c, h * w))
+    gg = np.asarray(g, dtype=np.float64).reshape(n * c, -1)
+    for p in range(n * c):
+        np.add.at(out[p], idx[p], gg[p])
+    return out.reshape(_BWD_POOL_IN)
+
+
+def _np_avg_pool_backward(g):
+    import torch
+    x = _torch64(np.zeros(_BWD_POOL_IN)).requires_grad_()
+    torch.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False).backward(_torch64(g))
+    return x.grad.numpy()
+
+
+def _np_adaptive_avg_pool_backward(g):
+    """Each window's gradient spread evenly over it (any output size, zero included)."""
+    H, W = _BWD_POOL_IN[2:]
+    oh, ow = g.shape[-2:]
+    out = np.zeros(_BWD_POOL_IN)
+    for i in range(oh):
+        for j in range(ow):
+            hs, he = i * H // oh, -(-(i + 1) * H // oh)
+            ws, we = j * W // ow, -(-(j + 1) * W // ow)
+            out[..., hs:he, ws:we] += g[..., i:i + 1, j:j + 1] / ((he - hs) * (we - ws))
+    return out
+
+
+_BWD_ERRORS = {"0d": ValueError, "empty": ValueError}
+
+CASES += [
+    Case("conv2d_backward_input",
+         lambda g, w: bm._core._conv2d_backward_input(g, w, (1, 2, 4, 5), 1, 1),
+         _np_conv_grad_input((1, 2, 4, 5), padding=1), nin=2, dtypes=list(FLOATS),
+         shapes=((1, 3, 4, 5), (3, 2, 3, 3)), errors=_BWD_ERRORS),
+    Case("conv2d_backward_weight",
+         lambda g, x: bm._core._conv2d_backward_weight(g, x, (4, 2, 3, 3), 2, 0, 1, 2),
+         _np_conv_grad_weight((4, 2, 3, 3), stride=2, groups=2), nin=2, dtypes=list(FLOATS),
+         shapes=((2, 4, 2, 2), (2, 4, 5, 6)), errors=_BWD_ERRORS),
+    Case("max_pool2d_with_indices",
+         lambda x: bm.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True)[1],
+         lambda x: __import__("torch").nn.functional.max_pool2d(_torch64(x), 3, 2, 1, return_indices=True)[1].numpy(),
+         dtypes=FLOATS + INTS, out="int64", shape=_BWD_POOL_IN, errors=_BWD_ERRORS),
+    Case("max_pool2d_backward",
+         lambda g: bm._core._max_pool2d_backward(g, bm.tensor(_bwd_max_indices(), device=g.device), _BWD_POOL_IN,
+                                                 3, 1, 1),
+         _np_max_pool_backward, dtypes=list(FLOATS), shape=_BWD_POOL_IN, errors=_BWD_ERRORS),
+    Case("avg_pool2d_backward",
+         lambda g: bm._core._avg_pool2d_backward(g, _BWD_POOL_IN, 3, 2, 1, True, False),
+         _np_avg_pool_backward, dtypes=list(FLOATS), shape=(2, 3, 3, 4), errors=_BWD_ERRORS),
+    Case("adaptive_avg_pool2d_backward",
+         lambda g: bm._core._adaptive_avg_pool2d_backward(g, _BWD_POOL_IN),
+         _np_adaptive_avg_pool_backward, dtypes=list(FLOATS), shape=(2, 3, 3, 4), errors={"0d": ValueError}),
+]

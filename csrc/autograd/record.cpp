@@ -98,11 +98,49 @@ class FnNode final : public Node {
   BackwardFn fn_;
 };
 
+class SavedFnNode final : public Node {
+ public:
+  SavedFnNode(const char* name, const std::vector<TensorPtr>& saved, SavedBackwardFn fn) : name_(name), fn_(std::move(fn)) {
+    for (const TensorPtr& t : saved) saved_.emplace_back(t, false);
+  }
+  std::string name() const override { return name_; }
+  std::vector<TensorPtr> apply(const TensorPtr& grad) override {
+    std::vector<TensorPtr> vals;
+    for (const SavedTensor& s : saved_) vals.push_back(s.unpack(*this));
+    std::vector<bool> needs(next.size());
+    for (size_t i = 0; i < next.size(); ++i) needs[i] = next[i].valid();
+    std::vector<TensorPtr> g = fn_(grad, vals, needs);
+    g.resize(next.size());
+    for (size_t i = 0; i < g.size(); ++i)
+      if (!next[i].valid()) g[i] = nullptr;
+    return g;
+  }
+  void release_saved() override {
+    for (SavedTensor& s : saved_) s.reset();
+  }
+
+ private:
+  const char* name_;
+  std::vector<SavedTensor> saved_;
+  SavedBackwardFn fn_;
+};
+
 }  // namespace
+
+void record_saved_fn(const char* name, const std::vector<TensorPtr>& inputs, const TensorPtr& out,
+                     const std::vector<TensorPtr>& saved, SavedBackwardFn backward) {
+  if (!is_floating(out->dtype)) return;
+  auto node = std::make_shared<SavedFnNode>(name, saved, std::move(backward));
+  node->next.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] && is_floating(inputs[i]->dtype)) node->next[i] = gradient_edge(inputs[i]);
+  set_history(out, node);
+}
 
 void record_op(OpId op, const std::vector<Operand>& xs, const OpArgs& args, const TensorPtr& out) {
   if (!is_floating(out->dtype)) return;  // argmax, comparisons, integer results: not differentiable
   const GradRule* rule = op_row(op).grad;
+  if (rule && rule->recorded_by_op) return;  // the op function records it (rules_nn.h)
   if (!rule)
     throw UnsupportedError(std::string("[") + op_row(op).name +
                            "] has no gradient rule; call it under bessemer.no_grad() or on tensors that do not "

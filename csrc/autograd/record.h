@@ -41,6 +41,14 @@ void record_fn(const char* name, const std::vector<TensorPtr>& inputs, const Ten
 TensorPtr view_scatter(const TensorPtr& g, const TensorGeometry& geom,
                        const std::function<TensorPtr(const TensorPtr&)>& view_fn);
 
+// A closure node that also keeps tensors for backward (version-checked, freed after a backward
+// without retain_graph): `backward` gets the output's gradient, the saved tensors (unpacked) and
+// which inputs need a gradient.
+using SavedBackwardFn = std::function<std::vector<TensorPtr>(const TensorPtr& grad, const std::vector<TensorPtr>& saved,
+                                                             const std::vector<bool>& needs)>;
+void record_saved_fn(const char* name, const std::vector<TensorPtr>& inputs, const TensorPtr& out,
+                     const std::vector<TensorPtr>& saved, SavedBackwardFn backward);
+
 // Sums a broadcast gradient down to `shape` (the shape of the input that was broadcast).
 TensorPtr sum_to(const TensorPtr& g, const Shape& shape);
 

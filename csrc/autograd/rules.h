@@ -35,9 +35,13 @@ struct GradRule {
   GradRuleFn fn = nullptr;
   unsigned save_inputs = 0;         // kSaveIn* bits
   bool save_output = false;
+  // Recorded by the op function itself (nn ops whose backward needs the call's own arguments:
+  // rules_nn.h), not by the dispatcher; `fn` is then null.
+  bool recorded_by_op = false;
 };
 
-// The rule of `op`, or null when the op has none (non-differentiable, or not yet written).
+// The rule of `op`, or null when the op has none (non-differentiable, or not yet written). The
+// dispatcher records rows with a rule function; rows recorded_by_op record themselves.
 const GradRule* grad_rule(OpId op);
 
 // Fills the nn ops' rows (rules_nn.cpp) into the table indexed by OpId.

@@ -1,10 +1,81 @@
 // Rules of the nn ops that have backward kernels of their own (conv2d, pools, norms, losses,
-// activations): each calls the backward op function that runs a registry row on every backend.
+// activations): each calls the backward op function, which runs a registry row on every backend.
+// Their backward kernels have no rules of their own: create_graph through them is an error.
+#include "autograd/rules_nn.h"
+
+#include "autograd/record.h"
 #include "autograd/rules.h"
-#include "core/ops.h"
+#include "core/errors.h"
+#include "core/ops_nn_pool.h"
 
 namespace bm {
 
-void register_nn_rules(GradRule* table) { (void)table; }
+namespace {
+
+using Grads = std::vector<TensorPtr>;
+
+void no_double_backward(const char* op, const TensorPtr& g) {
+  if (grad_enabled() && requires_grad(*g))
+    throw UnsupportedError(std::string("[") + op + "] second derivatives (create_graph=True) through " + op +
+                           " are not supported");
+}
+
+const char* node_name(OpId op) { return op_row(op).grad->node_name; }
+
+// The batch-and-space dims of an (N, C, H, W) or (C, H, W) gradient: what a per-channel bias sums over.
+Dims bias_dims(const TensorPtr& g) { return g->ndim() == 4 ? Dims{0, 2, 3} : Dims{1, 2}; }
+
+}  // namespace
+
+void record_conv2d(const TensorPtr& input, const TensorPtr& weight, const TensorPtr& bias, const Conv2dOptions& o,
+                   const TensorPtr& out) {
+  Shape in_shape = input->shape;
+  record_saved_fn(node_name(OpId::conv2d), {input, weight, bias}, out, {input, weight},
+                  [o, in_shape](const TensorPtr& g, const std::vector<TensorPtr>& s, const std::vector<bool>& need) -> Grads {
+    no_double_backward("conv2d", g);
+    const TensorPtr &x = s[0], &w = s[1];
+    return {need[0] ? conv2d_backward_input(g, w, in_shape, o) : nullptr,
+            need[1] ? conv2d_backward_weight(g, x, w->shape, o) : nullptr,
+            need[2] ? reduce(OpId::sum, g, bias_dims(g), false) : nullptr};
+  });
+}
+
+void record_max_pool2d(const TensorPtr& input, const TensorPtr& indices, const PoolCall& c, const TensorPtr& out) {
+  Shape in_shape = input->shape;
+  record_saved_fn(node_name(OpId::max_pool2d), {input}, out, {indices},
+                  [c, in_shape](const TensorPtr& g, const std::vector<TensorPtr>& s, const std::vector<bool>&) -> Grads {
+    no_double_backward("max_pool2d", g);
+    return {max_pool2d_backward(g, s[0], in_shape, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode)};
+  });
+}
+
+void record_avg_pool2d(const TensorPtr& input, const PoolCall& c, const TensorPtr& out) {
+  Shape in_shape = input->shape;
+  record_fn(node_name(OpId::avg_pool2d), {input}, out, [c, in_shape](const TensorPtr& g) -> Grads {
+    no_double_backward("avg_pool2d", g);
+    return {avg_pool2d_backward(g, in_shape, c.kernel, c.stride, c.padding, c.ceil_mode, c.count_include_pad,
+                                c.divisor)};
+  });
+}
+
+void record_adaptive_avg_pool2d(const TensorPtr& input, const TensorPtr& out) {
+  Shape in_shape = input->shape;
+  record_fn(node_name(OpId::adaptive_avg_pool2d), {input}, out, [in_shape](const TensorPtr& g) -> Grads {
+    no_double_backward("adaptive_avg_pool2d", g);
+    return {adaptive_avg_pool2d_backward(g, in_shape)};
+  });
+}
+
+void register_nn_rules(GradRule* table) {
+  auto by_op = [&](OpId op, const char* name) {
+    GradRule& r = table[size_t(op)];
+    r.node_name = name;
+    r.recorded_by_op = true;
+  };
+  by_op(OpId::conv2d, "ConvolutionBackward0");
+  by_op(OpId::max_pool2d, "MaxPool2DWithIndicesBackward0");
+  by_op(OpId::avg_pool2d, "AvgPool2DBackward0");
+  by_op(OpId::adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0");
+}
 
 }  // namespace bm

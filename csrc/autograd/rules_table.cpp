@@ -206,7 +206,7 @@ std::array<GradRule, kNumOps> build_table() {
 const GradRule* grad_rule(OpId op) {
   static const std::array<GradRule, kNumOps> table = build_table();
   const GradRule& r = table[size_t(op)];
-  return r.fn ? &r : nullptr;
+  return (r.fn || r.recorded_by_op) ? &r : nullptr;
 }
 
 }  // namespace bm

@@ -68,8 +68,22 @@
   X(dropout,     1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(embedding,   2, 1, Cast,         Given,       kAllMask)                     \
   X(nll_loss,    3, 1, Cast,         Given,       kFloatMask)                   \
-  X(conv2d,      3, 1, FloatOnly,    Given,       kFloatMask)
+  X(conv2d,      3, 1, FloatOnly,    Given,       kFloatMask)                   \
+  /* conv / pool backward (ops_nn_conv.cpp, ops_nn_pool.cpp) */                  \
+  X(conv2d_backward_input,  2, 1, FloatOnly, Given, kFloatMask)                 \
+  X(conv2d_backward_weight, 2, 1, FloatOnly, Given, kFloatMask)                 \
+  X(max_pool2d_with_indices, 1, 1, Index,    Given, kFloatMask | kIntMask)      \
+  X(max_pool2d_backward,    2, 1, Cast,      Given, kFloatMask)                 \
+  X(avg_pool2d_backward,    1, 1, FloatOnly, Given, kFloatMask)                 \
+  X(adaptive_avg_pool2d_backward, 1, 1, FloatOnly, Given, kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
 // index inputs keep their dtype: the kernel runs in args.out_dtype, the weight's / input's dtype.
+// conv / pool backward. conv2d_backward_input (grad_out, weight) and conv2d_backward_weight
+// (grad_out, input) read the conv_* args of the forward; their output shape is the input's / the
+// weight's. max_pool2d_with_indices: the int64 index (into H * W of its plane, as torch) of each
+// window's maximum; the values come from the max_pool2d row. max_pool2d_backward (grad_out, int64
+// indices; Cast: runs in args.out_dtype, the grad's dtype), avg_pool2d_backward and
+// adaptive_avg_pool2d_backward (grad_out) read the pool_* args and write the input's gradient by
+// gathering, for each input element, the gradients of the windows that cover it in a fixed order.

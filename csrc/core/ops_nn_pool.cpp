@@ -1,7 +1,10 @@
-// Pooling ops: argument checks and output shapes in torch's order and with torch's formulas, then
-// the kernels (csrc/cpu/pool.cpp, csrc/metal/ops_pool.cpp) through the dispatcher. The kernels see
+// Pooling ops and their gradients: argument checks and output shapes in torch's order and with
+// torch's formulas, then the kernels (csrc/cpu/pool.cpp, csrc/cpu/pool_backward.cpp,
+// csrc/metal/ops_pool.cpp) through the dispatcher. The kernels see
 // a 4-D input and a 4-D output of the final shape; (C, H, W) inputs are viewed as (1, C, H, W).
 #include "core/ops_nn_pool.h"
+#include "autograd/record.h"
+#include "autograd/rules_nn.h"
 
 #include <array>
 #include <string>
@@ -40,13 +43,15 @@ void check_device_and_dtype(OpId op, const TensorPtr& input) {
 
 // (N, C, H, W) or (C, H, W); `nonzero_from`: the first dim that must be non-empty, counted from
 // the end (3: C, H and W; 2: H and W only, as torch's adaptive pooling allows C == 0).
-void check_input_shape(const char* op, const Tensor& x, int nonzero_from) {
-  bool ok = x.ndim() == 3 || x.ndim() == 4;
-  for (int k = 1; ok && k <= nonzero_from; ++k) ok = x.shape[x.ndim() - k] != 0;
+void check_input_shape(const char* op, const Shape& x, int nonzero_from) {
+  const size_t nd = x.size();
+  bool ok = nd == 3 || nd == 4;
+  for (int k = 1; ok && k <= nonzero_from; ++k) ok = x[nd - k] != 0;
+  for (size_t d = 0; ok && d < nd; ++d) ok = x[d] >= 0;
   if (!ok) {
     const char* which = nonzero_from == 3 ? "C, H and W" : "H and W";
     throw ValueError(std::string("[") + op + "] expected a 3-D (C, H, W) or 4-D (N, C, H, W) input with non-zero " +
-                     which + ", got shape " + shape_str(x.shape));
+                     which + ", got shape " + shape_str(x));
   }
 }
 
@@ -78,12 +83,12 @@ Window check_window(const char* op, const Dims& kernel_size, const Dims& stride,
 }
 
 // The output (N, C, OH, OW) for a 4-D view of the input; ValueError when a dim comes out < 1.
-Shape window_output(const char* op, const Tensor& x4, const Tensor& input, const Window& w, bool ceil_mode) {
-  Shape out = x4.shape;
+Shape window_output(const char* op, const Shape& x4, const Shape& input, const Window& w, bool ceil_mode) {
+  Shape out = x4;
   for (int d = 0; d < 2; ++d)
-    out[2 + d] = pool_output_size(x4.shape[2 + d], w.kernel[d], w.stride[d], w.padding[d], w.dilation[d], ceil_mode);
+    out[2 + d] = pool_output_size(x4[2 + d], w.kernel[d], w.stride[d], w.padding[d], w.dilation[d], ceil_mode);
   if (out[2] < 1 || out[3] < 1)
-    throw ValueError(std::string("[") + op + "] output size is too small: input " + shape_str(input.shape) +
+    throw ValueError(std::string("[") + op + "] output size is too small: input " + shape_str(input) +
                      " gives (H, W) = (" + std::to_string(out[2]) + ", " + std::to_string(out[3]) +
                      ") with kernel_size " + pair_str(w.kernel) + ", stride " + pair_str(w.stride) + ", padding " +
                      pair_str(w.padding) + ", dilation " + pair_str(w.dilation));
@@ -92,13 +97,35 @@ Shape window_output(const char* op, const Tensor& x4, const Tensor& input, const
 
 TensorPtr as_4d(const TensorPtr& x) { return x->ndim() == 3 ? unsqueeze(x, 0) : x; }
 
+// (C, H, W) shapes as (1, C, H, W).
+Shape as_4d(const Shape& s) {
+  Shape r = s;
+  if (r.size() == 3) r.insert(r.begin(), 1);
+  return r;
+}
+
+// A fresh 4-D result and the view of it with `rank` dims (3: the leading 1 dropped).
+std::pair<TensorPtr, TensorPtr> fresh(const Shape& shape4, size_t rank, DType dtype, Device* dev) {
+  TensorPtr out = empty_tensor(shape4, dtype, dev);
+  if (rank == 4) return {out, out};
+  Shape s3(shape4.begin() + 1, shape4.end());
+  return {out, make_view(out, s3, contiguous_strides(s3), out->offset)};
+}
+
 // Runs the op into a fresh (N, C, OH, OW) output and gives it the input's rank back.
-TensorPtr run_pool(OpId op, const TensorPtr& input, const TensorPtr& x4, const Shape& out_shape, const OpArgs& a) {
-  TensorPtr out = empty_tensor(out_shape, input->dtype, input->device());
+TensorPtr run_pool(OpId op, const TensorPtr& input, const TensorPtr& x4, const Shape& out_shape, const OpArgs& a,
+                   DType out_dtype) {
+  auto [out, result] = fresh(out_shape, input->shape.size(), out_dtype, input->device());
   run_op_into(op, {x4}, a, out);
-  if (input->ndim() == 4) return out;
-  Shape s3(out_shape.begin() + 1, out_shape.end());
-  return make_view(out, s3, contiguous_strides(s3), out->offset);
+  return result;
+}
+
+void check_divisor(const char* op, std::optional<int64_t> divisor_override) {
+  if (divisor_override && *divisor_override == 0)
+    throw ValueError(std::string("[") + op + "] divisor_override must not be zero");
+  if (divisor_override && (*divisor_override > kMaxWindowArg || *divisor_override < -kMaxWindowArg))
+    throw ValueError(std::string("[") + op + "] divisor_override " + std::to_string(*divisor_override) +
+                     " is too large");
 }
 
 // The window fields every pooling kernel reads.
@@ -127,11 +154,16 @@ TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
   const char* op = "max_pool2d";
   check_device_and_dtype(OpId::max_pool2d, input);
   Window w = check_window(op, kernel_size, stride, padding, dilation);
-  check_input_shape(op, *input, 3);
+  check_input_shape(op, input->shape, 3);
   TensorPtr x4 = as_4d(input);
-  Shape out = window_output(op, *x4, *input, w, ceil_mode);
+  Shape out = window_output(op, x4->shape, input->shape, w, ceil_mode);
   OpArgs a = window_args(w);
-  return run_pool(OpId::max_pool2d, input, x4, out, a);
+  TensorPtr values = run_pool(OpId::max_pool2d, input, x4, out, a, input->dtype);
+  if (should_record({&input})) {
+    TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, x4, out, a, DType::Int64);
+    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, values);
+  }
+  return values;
 }
 
 TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
@@ -139,16 +171,17 @@ TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
   const char* op = "avg_pool2d";
   check_device_and_dtype(OpId::avg_pool2d, input);
   Window w = check_window(op, kernel_size, stride, padding, Dims{1});
-  if (divisor_override && *divisor_override == 0) throw ValueError("[avg_pool2d] divisor_override must not be zero");
-  if (divisor_override && (*divisor_override > kMaxWindowArg || *divisor_override < -kMaxWindowArg))
-    throw ValueError("[avg_pool2d] divisor_override " + std::to_string(*divisor_override) + " is too large");
-  check_input_shape(op, *input, 3);
+  check_divisor(op, divisor_override);
+  check_input_shape(op, input->shape, 3);
   TensorPtr x4 = as_4d(input);
-  Shape out = window_output(op, *x4, *input, w, ceil_mode);
+  Shape out = window_output(op, x4->shape, input->shape, w, ceil_mode);
   OpArgs a = window_args(w);
   a.pool_count_include_pad = count_include_pad;
   a.pool_divisor = divisor_override ? *divisor_override : 0;
-  return run_pool(OpId::avg_pool2d, input, x4, out, a);
+  TensorPtr r = run_pool(OpId::avg_pool2d, input, x4, out, a, input->dtype);
+  if (should_record({&input}))
+    record_avg_pool2d(input, {kernel_size, stride, padding, Dims{1}, ceil_mode, count_include_pad, divisor_override}, r);
+  return r;
 }
 
 TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::optional<int64_t>>& output_size) {
@@ -157,7 +190,7 @@ TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::opt
   if (output_size.size() != 2)
     throw ValueError("[adaptive_avg_pool2d] output_size must have two entries (H, W), got " +
                      std::to_string(output_size.size()));
-  check_input_shape(op, *input, 2);
+  check_input_shape(op, input->shape, 2);
   TensorPtr x4 = as_4d(input);
   Shape out = x4->shape;
   for (int d = 0; d < 2; ++d) {
@@ -166,7 +199,105 @@ TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::opt
     if (out[2 + d] < 0)
       throw ValueError("[adaptive_avg_pool2d] output_size must be non-negative, got " + std::to_string(out[2 + d]));
   }
-  return run_pool(OpId::adaptive_avg_pool2d, input, x4, out, OpArgs{});
+  TensorPtr r = run_pool(OpId::adaptive_avg_pool2d, input, x4, out, OpArgs{}, input->dtype);
+  if (should_record({&input})) record_adaptive_avg_pool2d(input, r);
+  return r;
+}
+
+// ---- max_pool2d_with_indices and the pooling gradients ----
+
+std::pair<TensorPtr, TensorPtr> max_pool2d_with_indices(const TensorPtr& input, const Dims& kernel_size,
+                                                        const Dims& stride, const Dims& padding, const Dims& dilation,
+                                                        bool ceil_mode) {
+  const char* op = "max_pool2d_with_indices";
+  check_device_and_dtype(OpId::max_pool2d_with_indices, input);
+  Window w = check_window(op, kernel_size, stride, padding, dilation);
+  check_input_shape(op, input->shape, 3);
+  TensorPtr x4 = as_4d(input);
+  Shape out = window_output(op, x4->shape, input->shape, w, ceil_mode);
+  OpArgs a = window_args(w);
+  TensorPtr values = run_pool(OpId::max_pool2d, input, x4, out, a, input->dtype);
+  TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, x4, out, a, DType::Int64);
+  if (should_record({&input})) record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, values);
+  return {values, indices};
+}
+
+namespace {
+
+// The backward ops' common checks after the device and dtype: input_shape as the forward takes
+// it, and `grad` (and `also`, when given) of the shape `want4` has in input_shape's rank.
+void check_grad_shape(const char* op, const char* what, const Tensor& t, const Shape& want4, const Shape& input_shape) {
+  Shape want = want4;
+  if (input_shape.size() == 3) want.erase(want.begin());
+  if (t.shape != want)
+    throw ValueError(std::string("[") + op + "] " + what + " has shape " + shape_str(t.shape) + ", but pooling input " +
+                     shape_str(input_shape) + " gives " + shape_str(want));
+}
+
+// Runs a backward row into a fresh gradient of input_shape (zeros when there is no gradient).
+TensorPtr run_backward(OpId op, std::vector<Operand> ins, const Shape& input_shape, const OpArgs& a, DType dtype,
+                       Device* dev) {
+  auto [gx, result] = fresh(as_4d(input_shape), input_shape.size(), dtype, dev);
+  if (gx->numel() == 0) return result;
+  if (ins[0].t->numel() == 0) {
+    fill_into(gx, Scalar::from_int(0));
+    return result;
+  }
+  for (Operand& x : ins)
+    if (x.t->ndim() == 3) x.t = unsqueeze(x.t, 0);
+  run_op_into(op, std::move(ins), a, gx);
+  return result;
+}
+
+}  // namespace
+
+TensorPtr max_pool2d_backward(const TensorPtr& grad_output, const TensorPtr& indices, const Shape& input_shape,
+                              const Dims& kernel_size, const Dims& stride, const Dims& padding, const Dims& dilation,
+                              bool ceil_mode) {
+  const char* op = "max_pool2d_backward";
+  check_same_device(op, {{"grad_output", grad_output.get()}, {"indices", indices.get()}});
+  check_dtype_supported(OpId::max_pool2d_backward, grad_output->dtype, grad_output->device());
+  if (indices->dtype != DType::Int64)
+    throw TypeError(std::string("[max_pool2d_backward] indices must be int64, got ") + dtype_name(indices->dtype));
+  Window w = check_window(op, kernel_size, stride, padding, dilation);
+  check_input_shape(op, input_shape, 3);
+  Shape out = window_output(op, as_4d(input_shape), input_shape, w, ceil_mode);
+  check_grad_shape(op, "grad_output", *grad_output, out, input_shape);
+  check_grad_shape(op, "indices", *indices, out, input_shape);
+  OpArgs a = window_args(w);
+  a.out_dtype = grad_output->dtype;  // the Cast rule: the kernel runs in the gradient's dtype
+  return run_backward(OpId::max_pool2d_backward, {grad_output, indices}, input_shape, a, grad_output->dtype,
+                      grad_output->device());
+}
+
+TensorPtr avg_pool2d_backward(const TensorPtr& grad_output, const Shape& input_shape, const Dims& kernel_size,
+                              const Dims& stride, const Dims& padding, bool ceil_mode, bool count_include_pad,
+                              std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool2d_backward";
+  check_device_and_dtype(OpId::avg_pool2d_backward, grad_output);
+  Window w = check_window(op, kernel_size, stride, padding, Dims{1});
+  check_divisor(op, divisor_override);
+  check_input_shape(op, input_shape, 3);
+  Shape out = window_output(op, as_4d(input_shape), input_shape, w, ceil_mode);
+  check_grad_shape(op, "grad_output", *grad_output, out, input_shape);
+  OpArgs a = window_args(w);
+  a.pool_count_include_pad = count_include_pad;
+  a.pool_divisor = divisor_override ? *divisor_override : 0;
+  return run_backward(OpId::avg_pool2d_backward, {grad_output}, input_shape, a, grad_output->dtype,
+                      grad_output->device());
+}
+
+TensorPtr adaptive_avg_pool2d_backward(const TensorPtr& grad_output, const Shape& input_shape) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  check_device_and_dtype(OpId::adaptive_avg_pool2d_backward, grad_output);
+  check_input_shape(op, input_shape, 2);
+  // grad_output: the input's leading dims and any (OH, OW)
+  Shape out = as_4d(input_shape);
+  const Shape& gs = grad_output->shape;
+  if (gs.size() == input_shape.size()) out[2] = gs[gs.size() - 2], out[3] = gs[gs.size() - 1];
+  check_grad_shape(op, "grad_output", *grad_output, out, input_shape);
+  return run_backward(OpId::adaptive_avg_pool2d_backward, {grad_output}, input_shape, OpArgs{}, grad_output->dtype,
+                      grad_output->device());
 }
 
 }  // namespace bm

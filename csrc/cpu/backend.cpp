@@ -24,6 +24,9 @@ class CpuBackend final : public Backend {
     cpu::register_norm_kernels(*this);
     cpu::register_nn_misc_kernels(*this);
     cpu::register_conv_kernels(*this);
+    // conv / pool backward
+    cpu::register_conv_backward_kernels(*this);
+    cpu::register_pool_backward_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -22,6 +22,7 @@
 #include "core/parallel.h"
 #include "cpu/allocator.h"
 #include "cpu/blas.h"
+#include "cpu/conv_common.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
 
@@ -29,95 +30,7 @@ namespace bm::cpu {
 
 namespace {
 
-constexpr int64_t kColElems = int64_t(4) << 20;  // column matrix budget (16 MiB of float)
-constexpr int64_t kMinCols = 1024;               // images smaller than this are batched into one product
-constexpr int64_t kGrain = 16384;                // elements per parallel chunk
-
-struct Geom {
-  int64_t N, C, H, W, O, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, G, Cg, Og, K, P;
-  int64_t xs[4];  // input strides (elements)
-};
-
-Geom geometry(const KernelCall& c, const Tensor& x) {
-  const Tensor &w = *c.in[1], &out = *c.out;
-  const OpArgs& a = *c.args;
-  Geom g{};
-  g.N = x.shape[0], g.C = x.shape[1], g.H = x.shape[2], g.W = x.shape[3];
-  g.O = w.shape[0], g.KH = w.shape[2], g.KW = w.shape[3];
-  g.OH = out.shape[2], g.OW = out.shape[3];
-  g.sh = a.conv_stride[0], g.sw = a.conv_stride[1];
-  g.ph = a.conv_padding[0], g.pw = a.conv_padding[1];
-  g.dh = a.conv_dilation[0], g.dw = a.conv_dilation[1];
-  g.G = a.conv_groups, g.Cg = g.C / g.G, g.Og = g.O / g.G;
-  g.K = g.Cg * g.KH * g.KW, g.P = g.OH * g.OW;
-  for (int d = 0; d < 4; ++d) g.xs[d] = x.strides[d];
-  return g;
-}
-
-// Output positions o in [0, out_len) whose input position o * stride - pad + off lies in
-// [0, in_len): the range [*lo, *hi) (empty when *hi <= *lo).
-void valid_range(int64_t out_len, int64_t in_len, int64_t stride, int64_t pad, int64_t off, int64_t* lo, int64_t* hi) {
-  int64_t a = pad - off, b = in_len - 1 + pad - off;
-  *lo = a <= 0 ? 0 : (a + stride - 1) / stride;
-  *hi = b < 0 ? 0 : std::min(out_len, b / stride + 1);
-  if (*hi < *lo) *hi = *lo;
-}
-
-// Scratch memory from the host allocator's cache (no page faults per call, no zeroing).
-template <typename A>
-struct Scratch {
-  A* p = nullptr;
-  size_t bytes = 0;
-  explicit Scratch(int64_t n) : bytes(size_t(std::max<int64_t>(n, 1)) * sizeof(A)) {
-    p = static_cast<A*>(host_alloc(bytes));
-  }
-  ~Scratch() { host_free(p, bytes); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
-
-// A block of output columns of one group: images [n0, n1) and pixels [p0, p1) of each.
-struct Block {
-  int64_t n0, n1, p0, p1;
-  int64_t cols() const { return (n1 - n0) * (p1 - p0); }
-};
-
-// Rows [r0, r1) of the column matrix of `blk` (row r = (c, ky, kx), ld = blk.cols()) from the
-// input channels of group `grp` (the input already in the compute type).
-template <typename A>
-void im2col_rows(const A* x, const Geom& g, int64_t grp, const Block& blk, int64_t r0, int64_t r1, A* col) {
-  const int64_t ld = blk.cols(), per = blk.p1 - blk.p0;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
-    int64_t lo, hi;
-    valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
-    const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
-    for (int64_t n = blk.n0; n < blk.n1; ++n) {
-      const A* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
-      A* row = col + r * ld + (n - blk.n0) * per;  // row[p - p0] for p in [p0, p1)
-      for (int64_t p = blk.p0; p < blk.p1;) {
-        const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
-        A* d = row + (p - blk.p0);  // d[ox - ox0] for this output row's columns [ox0, ox1)
-        const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-        const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
-        if (iy < 0 || iy >= g.H || a >= b) {
-          std::fill(d, d + (ox1 - ox0), A(0));
-        } else {
-          std::fill(d, d + (a - ox0), A(0));
-          const A* src = plane + iy * g.xs[2];
-          A* da = d + (a - ox0);
-          if (g.sw == 1 && g.xs[3] == 1) {
-            std::memcpy(da, src + a + xoff, size_t(b - a) * sizeof(A));
-          } else {
-            for (int64_t ox = a; ox < b; ++ox) da[ox - a] = src[(ox * g.sw + xoff) * g.xs[3]];
-          }
-          std::fill(d + (b - ox0), d + (ox1 - ox0), A(0));
-        }
-        p += ox1 - ox0;
-      }
-    }
-  }
-}
+using namespace conv_impl;
 
 // out[n, grp * Og + o, p] = res[o - o0][j] + bias[o] for o in [o0, o1) over the block (j numbers
 // its columns), rounded to T, with the output's strides.
@@ -181,57 +94,13 @@ template <typename T>
 void conv2d_cpu(const KernelCall& call) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
   Tensor& out = *call.out;
-  // The input in the compute type with unit stride along W (unfolding copies runs of W): float32
-  // and float64 inputs are used in place unless their W stride is not 1 (a channels-last or
-  // step-sliced view), then copied once, explicitly; half types are converted once, contiguous
-  // (not once per kernel tap during the unfolding).
-  const Tensor* xt = call.in[0];
-  TensorPtr x_keep;
-  std::unique_ptr<Scratch<A>> x_conv;
-  Geom g;
-  const A* x;
-  if constexpr (std::is_same_v<T, A>) {
-    if (xt->shape[3] > 1 && xt->strides[3] != 1) {
-      x_keep = contiguous(std::make_shared<Tensor>(*xt));
-      xt = x_keep.get();
-    }
-    g = geometry(call, *xt);
-    x = xt->data<A>();
-  } else {
-    g = geometry(call, *xt);
-    x_conv = std::make_unique<Scratch<A>>(g.N * g.C * g.H * g.W);
-    A* dst = x_conv->p;
-    const T* src = xt->data<T>();
-    const int64_t* st = xt->strides.data();
-    parallel_for(0, g.N * g.C * g.H, std::max<int64_t>(1, kGrain / g.W), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t n = r / (g.C * g.H), c = r / g.H % g.C, y = r % g.H;
-        const T* s = src + n * st[0] + c * st[1] + y * st[2];
-        A* d = dst + r * g.W;
-        for (int64_t i = 0; i < g.W; ++i) d[i] = convert<A>(s[i * st[3]]);
-      }
-    });
-    g.xs[0] = g.C * g.H * g.W, g.xs[1] = g.H * g.W, g.xs[2] = g.W, g.xs[3] = 1;
-    x = dst;
-  }
-
-  // Weights as an O x K row-major matrix in the compute type (staged unless already that), bias in A.
-  const Tensor& w = *call.in[1];
-  std::unique_ptr<Scratch<A>> w_stage;
-  const A* wm = nullptr;
-  if constexpr (std::is_same_v<T, A>) {
-    if (w.is_contiguous()) wm = w.data<A>();
-  }
-  if (!wm) {
-    w_stage = std::make_unique<Scratch<A>>(g.O * g.K);
-    A* dst = w_stage->p;
-    for (int64_t o = 0; o < g.O; ++o)
-      for (int64_t c = 0; c < g.Cg; ++c)
-        for (int64_t i = 0; i < g.KH; ++i)
-          for (int64_t j = 0; j < g.KW; ++j)
-            *dst++ = convert<A>(w.data<T>()[o * w.strides[0] + c * w.strides[1] + i * w.strides[2] + j * w.strides[3]]);
-    wm = w_stage->p;
-  }
+  // The input in the compute type with unit stride along W, the weights as an O x K matrix in the
+  // compute type (conv_common.h), the bias in A.
+  const StagedInput<T, A> xin(*call.in[0]);
+  const Geom g = geometry(call.in[0]->shape, xin.strides, call.in[1]->shape, out.shape[2], out.shape[3], *call.args);
+  const A* x = xin.p;
+  const StagedWeight<T, A> wst(*call.in[1]);
+  const A* wm = wst.p;
   std::unique_ptr<Scratch<A>> b_stage;
   const A* bias = nullptr;
   if (call.nin > 2) {
@@ -249,15 +118,9 @@ void conv2d_cpu(const KernelCall& call) {
     throw ValueError("[conv2d] the convolution is too large for the BLAS library's 32-bit sizes");
 
   // Column blocks: tiles of one image, or whole images batched up to kMinCols columns.
-  const int64_t max_cols = std::max<int64_t>(256, kColElems / g.K);
-  const int64_t per_block = g.P >= kMinCols ? 1 : std::max<int64_t>(1, std::min(kMinCols, max_cols) / g.P);
-  const int64_t tile = per_block > 1 ? g.P : std::min(g.P, max_cols);
-  std::vector<Block> blocks;
-  for (int64_t n0 = 0; n0 < g.N; n0 += per_block)
-    for (int64_t p0 = 0; p0 < g.P; p0 += tile)
-      blocks.push_back({n0, std::min(g.N, n0 + per_block), p0, std::min(g.P, p0 + tile)});
-  int64_t cols_max = 0;
-  for (const Block& b : blocks) cols_max = std::max(cols_max, b.cols());
+  int64_t cols_max;
+  const std::vector<Block> blocks = column_blocks(g, &cols_max);
+  const int64_t per_block = blocks.empty() ? 1 : blocks[0].n1 - blocks[0].n0;
 
   // The output takes the product directly when it is contiguous in the compute type.
   const bool direct_out = std::is_same_v<T, A> && out.is_contiguous();

@@ -19,10 +19,10 @@ void register_elementwise_kernels(MetalBackend& b);  // unary, binary, where, cl
 void register_reduce_kernels(MetalBackend& b);       // reductions, softmax            - ops_reduce.cpp
 void register_matmul_kernels(MetalBackend& b);       // matmul                         - ops_matmul.cpp
 void register_random_kernels(MetalBackend& b);       // uniform, normal                - ops_random.cpp
-void register_pool_kernels(MetalBackend& b);         // max/avg/adaptive_avg_pool2d   - ops_pool.cpp
+void register_pool_kernels(MetalBackend& b);         // pools, pool gradients, max_pool2d_with_indices - ops_pool.cpp
 void register_norm_kernels(MetalBackend& b);         // layer_norm, batch_norm         - ops_norm.cpp
 void register_nn_misc_kernels(MetalBackend& b);      // dropout, embedding, nll_loss   - ops_nn_misc.cpp
-void register_conv_kernels(MetalBackend& b);         // conv2d                         - ops_conv.cpp
+void register_conv_kernels(MetalBackend& b);         // conv2d and its gradients     - ops_conv.cpp
 
 // "<base>_<dtype name>", the host names shaders instantiate from BM_FOR_EACH_DTYPE.
 inline std::string kernel_name(const std::string& base, DType d) { return base + "_" + dtype_name(d); }

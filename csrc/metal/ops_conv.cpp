@@ -1,6 +1,9 @@
 // conv2d on Metal (shaders/conv.metal): one launch, threadgroups over (output column tiles, output
 // channel tiles, groups). The op layer hands over a 4-D input and weight, an optional bias and a
 // non-empty output; every operand keeps its own strides and offset, so no layout is copied.
+#include <cstdint>
+#include <string>
+
 #include "core/errors.h"
 #include "metal/kernels.h"
 
@@ -53,11 +56,71 @@ void conv2d_kernel(const KernelCall& c) {
                                   &a, sizeof(a), 4, grid, Size3{kThreadsPerSide, kThreadsPerSide, 1});
 }
 
+// ---- conv2d_backward_input / conv2d_backward_weight (shaders/conv_backward.metal) ----
+// in[0] = grad_output (N, O, OH, OW); in[1] = the weight (input gradient) or the input (weight
+// gradient); out = the gradient. The geometry comes from the shapes: (N, C, H, W) is the output's
+// (input gradient) or in[1]'s (weight gradient), (O, Cg, kH, kW) the weight's or the output's.
+void conv2d_backward_kernel(const KernelCall& c, bool weight_grad) {
+  const Tensor &g = *c.in[0], &other = *c.in[1];
+  Tensor& out = *c.out;
+  const Tensor& x = weight_grad ? other : out;  // (N, C, H, W)
+  const Tensor& w = weight_grad ? out : other;  // (O, Cg, kH, kW)
+  const OpArgs& o = *c.args;
+  Conv2dBackwardArgs a{};
+  a.in_h = x.shape[2];
+  a.in_w = x.shape[3];
+  a.out_h = g.shape[2];
+  a.out_w = g.shape[3];
+  a.k_h = w.shape[2];
+  a.k_w = w.shape[3];
+  a.stride_h = o.conv_stride[0];
+  a.stride_w = o.conv_stride[1];
+  a.pad_h = o.conv_padding[0];
+  a.pad_w = o.conv_padding[1];
+  a.dil_h = o.conv_dilation[0];
+  a.dil_w = o.conv_dilation[1];
+  const int64_t groups = o.conv_groups;
+  a.batch = x.shape[0];
+  a.cin_g = x.shape[1] / groups;
+  a.cout_g = w.shape[0] / groups;
+  if (weight_grad) {
+    a.rows = a.cout_g;
+    a.cols = a.cin_g * a.k_h * a.k_w;
+    a.k_total = a.batch * a.out_h * a.out_w;
+  } else {
+    a.rows = a.cin_g;
+    a.cols = a.batch * a.in_h * a.in_w;
+    a.k_total = a.cout_g * a.k_h * a.k_w;
+  }
+  a.g_offset = g.offset;
+  a.a_offset = other.offset;
+  a.r_offset = out.offset;
+  for (int d = 0; d < 4; ++d) {
+    a.g_strides[d] = g.strides[d];
+    a.a_strides[d] = other.strides[d];
+    a.r_strides[d] = out.strides[d];
+  }
+  const int64_t gx = (a.cols + kTile - 1) / kTile, gy = (a.rows + kTile - 1) / kTile;
+  if (gx > int64_t(UINT32_MAX) || gy > int64_t(UINT32_MAX))
+    throw ValueError(std::string("[") + (weight_grad ? "conv2d_backward_weight" : "conv2d_backward_input") +
+                     "] the convolution is too large for one Metal launch");
+  const char* base = weight_grad ? "conv2d_backward_weight" : "conv2d_backward_input";
+  backend_of(out).dispatch_groups(kernel_name(base, out.dtype), {{&g, 0}, {&other, 1}, {&out, 2}}, &a, sizeof(a), 3,
+                                  Size3{uint64_t(gx), uint64_t(gy), uint64_t(groups)},
+                                  Size3{kThreadsPerSide, kThreadsPerSide, 1});
+}
+
+void conv2d_backward_input_kernel(const KernelCall& c) { conv2d_backward_kernel(c, false); }
+void conv2d_backward_weight_kernel(const KernelCall& c) { conv2d_backward_kernel(c, true); }
+
 }  // namespace
 
 void register_conv_kernels(MetalBackend& b) {
-  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16})  // the row's mask minus float64
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16}) {  // the rows' mask minus float64
     b.set_kernel(OpId::conv2d, d, &conv2d_kernel);
+    b.set_kernel(OpId::conv2d_backward_input, d, &conv2d_backward_input_kernel);
+    b.set_kernel(OpId::conv2d_backward_weight, d, &conv2d_backward_weight_kernel);
+  }
 }
 
 }  // namespace bm::metal

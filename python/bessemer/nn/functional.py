@@ -23,11 +23,20 @@ log_softmax = _ops.log_softmax
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
-    """Max over windows of an (N, C, H, W) or (C, H, W) input; padding is -inf; NaN propagates."""
+               return_indices: bool = False):
+    """Max over windows of an (N, C, H, W) or (C, H, W) input; padding is -inf; NaN propagates.
+
+    return_indices=True returns (values, indices): int64 indices into H * W of each input plane,
+    as torch (the first maximum of a window; a NaN wins, the last one when several)."""
     if return_indices:
-        raise _core.UnsupportedError("[max_pool2d] return_indices=True is not supported yet")
+        return _core.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _core.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False):
+    """max_pool2d(..., return_indices=True): (values, int64 indices)."""
+    return _core.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,

@@ -21,7 +21,8 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor):
+        """The pooled values, or (values, int64 indices) with return_indices=True."""
         return F.max_pool2d(
             input,
             self.kernel_size,

@@ -1,0 +1,25 @@
+// Recording the nn ops whose backward is a kernel of its own and needs the call's arguments (conv2d,
+// the pools, the norms, embedding, nll_loss): each op function calls its record_* after the forward
+// when grad mode is on and an input requires grad. The rules themselves are in rules_nn.cpp; the
+// rows are marked recorded_by_op in the table so docs/ops.md and the coverage test see them.
+#pragma once
+#include <optional>
+
+#include "core/ops.h"
+#include "core/ops_conv.h"
+
+namespace bm {
+
+void record_conv2d(const TensorPtr& input, const TensorPtr& weight, const TensorPtr& bias, const Conv2dOptions& o,
+                   const TensorPtr& out);
+
+struct PoolCall {
+  Dims kernel, stride, padding, dilation{1};
+  bool ceil_mode = false, count_include_pad = true;
+  std::optional<int64_t> divisor;
+};
+void record_max_pool2d(const TensorPtr& input, const TensorPtr& indices, const PoolCall& c, const TensorPtr& out);
+void record_avg_pool2d(const TensorPtr& input, const PoolCall& c, const TensorPtr& out);
+void record_adaptive_avg_pool2d(const TensorPtr& input, const TensorPtr& out);
+
+}  // namespace bm
