@@ -22,6 +22,7 @@ void init_pool(py::module_& m);
 void init_norm(py::module_& m);  // norm.cpp
 void init_nn_misc(py::module_& m);
 void init_conv(py::module_& m);
+void init_backward(py::module_& m);  // backward.cpp: _core._<op>_backward (h2)
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

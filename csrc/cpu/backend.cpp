@@ -24,6 +24,9 @@ class CpuBackend final : public Backend {
     cpu::register_norm_kernels(*this);
     cpu::register_nn_misc_kernels(*this);
     cpu::register_conv_kernels(*this);
+    cpu::register_softmax_backward_kernels(*this);
+    cpu::register_act_backward_kernels(*this);
+    cpu::register_norm_backward_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -16,6 +16,11 @@ void register_pool_kernels(Backend& b);       // max/avg/adaptive_avg_pool2d    
 void register_norm_kernels(Backend& b);       // layer_norm batch_norm           - norm.cpp
 void register_nn_misc_kernels(Backend& b);    // dropout embedding nll_loss      - nn_misc.cpp
 void register_conv_kernels(Backend& b);       // conv2d (im2col + BLAS, direct)  - conv.cpp
+// backward kernels (h2)
+void register_softmax_backward_kernels(Backend& b);  // (log_)softmax_backward     - softmax_backward.cpp
+void register_act_backward_kernels(Backend& b);      // gelu/gelu_tanh/silu_backward - act_backward.cpp
+void register_norm_backward_kernels(Backend& b);     // layer/batch_norm_backward   - norm_backward.cpp
+                                                     // (nll_loss_backward: nn_misc.cpp)
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>
