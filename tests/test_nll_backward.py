@@ -144,3 +144,17 @@ def test_nll_loss_backward_errors(device):
         _core._nll_loss_backward(bm.ones(2, device=device), x, t, reduction="sum")
     with pytest.raises(ValueError, match=r"\[nll_loss_backward\] weight must have one value per class"):
         _core._nll_loss_backward(g, x, t, bm.ones(2, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nll_loss_backward_many_unmergeable_dims(device):
+    """(N, C, d1..d8) with reversed strides: more position dims than a shader takes."""
+    shape, perm = (2, 3) + (2,) * 8, tuple(reversed(range(10)))
+    x, t = randn(shape, bm.float32, 20), targets(shape, 21, 1)
+    g = randn(t.shape, bm.float32, 22)
+    tperm = tuple(reversed(range(9)))
+    gt = place(np.ascontiguousarray(np.transpose(g, tperm)), bm.float32, device).permute(*tperm)
+    tt = bm.tensor(np.ascontiguousarray(np.transpose(t, tperm)), device=device).permute(*tperm)
+    xt = place(np.ascontiguousarray(np.transpose(x, perm)), bm.float32, device).permute(*perm)
+    got = _core._nll_loss_backward(gt, xt, tt, None, 1, "none")
+    assert_grad_close(got, nll_ref(x, t, g, None, 1, "none"), bm.float32, "10 dims")

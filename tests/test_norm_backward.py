@@ -228,3 +228,22 @@ def test_norm_backward_errors(device):
         _core._batch_norm_backward(x, x, training=False)
     with pytest.raises(ValueError, match=r"\[batch_norm_backward\] expected an input of shape \(N, C, \.\.\.\)"):
         _core._batch_norm_backward(bm.ones(3, device=device), bm.ones(3, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_norm_backward_many_unmergeable_dims(device):
+    """10 dims whose strides merge nowhere (a reversed permutation): more than a shader's
+    BM_MAX_DIMS per row and per element of a row, so the Metal host splits or copies."""
+    shape = (2,) * 10
+    perm = tuple(reversed(range(10)))
+    x, g = randn(shape, bm.float32, 40), randn(shape, bm.float32, 41)
+    w = randn(shape[1:], bm.float32, 42, 0.5, 1.0)
+
+    def rev(v):  # v's values, in memory reversed-dim order
+        return place(np.ascontiguousarray(np.transpose(v, perm)), bm.float32, device).permute(*perm)
+
+    for ns in (shape[1:], shape[8:]):
+        got = _core._layer_norm_backward(rev(g), rev(x), list(ns), place(w[(0,) * (9 - len(ns))], bm.float32, device))
+        check_grads(got, layer_norm_ref(x, ns, g, w[(0,) * (9 - len(ns))]), bm.float32, f"ns={len(ns)} dims")
+    got = _core._batch_norm_backward(rev(g), rev(x), None, training=True)
+    check_grads(got, batch_norm_ref(x, g, None, None, None, True), bm.float32, "batch_norm")
