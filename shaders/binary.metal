@@ -7,6 +7,7 @@
 #include <metal_stdlib>
 #include "dtypes.h"
 #include "elementwise.h"
+#include "activation_grad.h"
 using namespace metal;
 
 // ---- functors: static R apply(C a, C b), C = bm_compute<T>::type ----
@@ -85,6 +86,18 @@ struct ge_op {
   template <typename C> static bool apply(C a, C b) { return a >= b; }
 };
 
+// Activation gradients (h2): grad * act'(x), a = grad, b = x; the formulas of activation_grad.h,
+// which csrc/cpu/act_backward.cpp runs too (bit-identical on the CPU and the simulator).
+struct gelu_backward_op {
+  static float apply(float g, float x) { return g * bm_gelu_grad(x); }
+};
+struct gelu_tanh_backward_op {
+  static float apply(float g, float x) { return g * bm_gelu_tanh_grad(x); }
+};
+struct silu_backward_op {
+  static float apply(float g, float x) { return g * bm_silu_grad(x); }
+};
+
 // ---- kernels: a buffer(0), b buffer(1), out buffer(2), args buffer(3); one thread per element.
 // R is the output element type: T, or bool for comparisons. ----
 
@@ -136,7 +149,10 @@ kernel void pow_check_negative(device const T* e [[buffer(0)]],
   X(div, FLOAT)         \
   X(pow, NUMERIC)       \
   X(maximum, ALL)       \
-  X(minimum, ALL)
+  X(minimum, ALL)       \
+  X(gelu_backward, FLOAT) \
+  X(gelu_tanh_backward, FLOAT) \
+  X(silu_backward, FLOAT)
 #define BM_COMPARE_OPS(X) \
   X(eq, ALL)              \
   X(ne, ALL)              \

@@ -369,3 +369,69 @@ struct PoolBackwardArgs {
   bm_i32 count_include_pad;
   bm_i32 divisor;
 };
+
+// ---- backward kernels (h2) ----
+
+// softmax_backward_* / log_softmax_backward_* along one dim of length len
+// (shaders/softmax_backward.metal). Operands 0 grad, 1 the forward's output y, 2 the result; the
+// other dims, merged over all three, number the rows. is_log: out = g - exp(y) * sum(g), else
+// out = y * (g - sum(g * y)). Offsets and strides in elements.
+struct SoftmaxBackwardArgs {
+  bm_i64 n_rows;
+  bm_i64 len;
+  bm_i64 offset[3];
+  bm_i64 stride[3];  // along the softmax dim
+  bm_i32 ndim;
+  bm_i32 is_log;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 strides[3][BM_MAX_DIMS];
+};
+
+// layer_norm_backward_* (shaders/norm_backward.metal): operands 0 grad, 1 input, 2 grad_input.
+// Rows (the leading dims) and a row's n_cols elements (the trailing dims, numbered row-major) as in
+// LayerNormArgs, each merged over all three operands; the weight is dense over a row's numbering
+// from w_offset. Offsets and strides in elements.
+struct LayerNormBackwardArgs {
+  bm_i64 n_rows;
+  bm_i64 n_cols;
+  bm_i64 offset[3];
+  bm_i64 w_offset;
+  bm_i32 row_ndim;
+  bm_i32 col_ndim;
+  bm_i64 row_shape[BM_MAX_DIMS];
+  bm_i64 row_strides[3][BM_MAX_DIMS];
+  bm_i64 col_shape[BM_MAX_DIMS];
+  bm_i64 col_strides[3][BM_MAX_DIMS];
+  float eps;
+  bm_i32 has_weight;
+};
+
+// batch_norm_backward_* takes ElementwiseArgs: operands 0 out, 1 grad, 2 input, 3 the per-channel
+// coefficients (float, 4 consecutive per channel: a, k, mean, c); flags = 1 in training:
+// out = (grad * a + (x - mean) * k) + c, else out = grad * a.
+
+// nll_loss_backward_*: one thread per element of the input's gradient, n_pos target positions x
+// n_classes classes. A position's offsets come from shape (the target's dims, merged over the
+// output without its class dim, grad and target); class c of it is at out + c * class_stride.
+// Thread t is (t / n_classes, t % n_classes) when class_inner, else (t % n_pos, t / n_pos), so
+// neighbouring threads write neighbouring memory. out = -w[t] * grad at class t (w[t] =
+// weight[w_offset + t * w_stride], 1 without weight), 0 at other classes and ignored targets.
+struct NllBackwardArgs {
+  bm_i64 n_pos;
+  bm_i64 n_classes;
+  bm_i64 out_offset;
+  bm_i64 g_offset;
+  bm_i64 t_offset;
+  bm_i64 class_stride;
+  bm_i64 ignore_index;
+  bm_i64 w_offset;
+  bm_i64 w_stride;
+  bm_i32 has_weight;
+  bm_i32 class_inner;
+  bm_i32 ndim;
+  bm_i32 pad_;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 out_strides[BM_MAX_DIMS];
+  bm_i64 g_strides[BM_MAX_DIMS];
+  bm_i64 t_strides[BM_MAX_DIMS];
+};

@@ -99,3 +99,38 @@ kernel void nll_loss(device const T* in [[buffer(0)]],
 #define BM_INSTANTIATE_NLL(T, NAME, A) \
   template [[host_name("nll_loss_" #NAME)]] [[kernel]] decltype(nll_loss<T>) nll_loss<T>;
 BM_DTYPES_FLOAT(BM_INSTANTIATE_NLL, _)
+
+// ---- nll_loss_backward: one thread per element of the input's gradient (a gather: each element
+// is written once, by its own thread, from its position's target) ----
+template <typename T>
+kernel void nll_loss_backward(device const T* g [[buffer(0)]],
+                              device const long* tgt [[buffer(1)]],
+                              device const T* w [[buffer(2)]],
+                              device T* out [[buffer(3)]],
+                              constant NllBackwardArgs& args [[buffer(4)]],
+                              uint gid [[thread_position_in_grid]]) {
+  const long i = long(gid);
+  if (i >= args.n_pos * args.n_classes) return;
+  const long pos = args.class_inner ? i / args.n_classes : i % args.n_pos;
+  const long c = args.class_inner ? i % args.n_classes : i / args.n_pos;
+  long rest = pos;
+  long o = args.out_offset, gg = args.g_offset, t = args.t_offset;
+  for (int d = args.ndim - 1; d >= 0; --d) {
+    long k = rest % args.shape[d];
+    rest /= args.shape[d];
+    o += k * args.out_strides[d];
+    gg += k * args.g_strides[d];
+    t += k * args.t_strides[d];
+  }
+  const long tc = tgt[t];
+  float v = 0.0f;
+  if (tc == c && tc != args.ignore_index) {
+    float wt = args.has_weight ? float(w[args.w_offset + tc * args.w_stride]) : 1.0f;
+    v = -(wt * float(g[gg]));
+  }
+  out[o + c * args.class_stride] = T(v);
+}
+
+#define BM_INSTANTIATE_NLL_BACKWARD(T, NAME, A) \
+  template [[host_name("nll_loss_backward_" #NAME)]] [[kernel]] decltype(nll_loss_backward<T>) nll_loss_backward<T>;
+BM_DTYPES_FLOAT(BM_INSTANTIATE_NLL_BACKWARD, _)

@@ -561,3 +561,71 @@ CASES += [
          lambda g: bm._core._adaptive_avg_pool2d_backward(g, _BWD_POOL_IN),
          _np_adaptive_avg_pool_backward, dtypes=list(FLOATS), shape=(2, 3, 3, 4), errors={"0d": ValueError}),
 ]
+
+
+# ---- backward kernels (h2): torch parity over many more arguments, layouts and errors in
+# test_softmax_act_backward.py, test_norm_backward.py and test_nll_backward.py ----
+def _backward_cases() -> list[Case]:
+    from bessemer import _core
+
+    def softmax_bw(log):
+        def ref(g, y):
+            ax = None if g.ndim == 0 else -1
+            s = np.sum(g if log else g * y, axis=ax, keepdims=True)
+            return g - np.exp(y) * s if log else y * (g - s)
+        return ref
+
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    k = math.sqrt(2 / math.pi)
+
+    def gelu_grad(g, x):
+        return g * (0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+
+    def gelu_tanh_grad(g, x):
+        th = np.tanh(k * (x + 0.044715 * x**3))
+        return g * (0.5 * (1 + th) + 0.5 * x * (1 - th * th) * k * (1 + 3 * 0.044715 * x * x))
+
+    def silu_grad(g, x):
+        s = 1 / (1 + np.exp(-x))
+        return g * s * (1 + x * (1 - s))
+
+    def norm_bw(axes):  # grad_input of a normalisation over `axes`, no affine
+        @_quiet
+        def ref(g, x):
+            ax = axes(x)
+            xhat = (x - x.mean(axis=ax, keepdims=True)) / np.sqrt(x.var(axis=ax, keepdims=True) + 1e-5)
+            rstd = 1 / np.sqrt(x.var(axis=ax, keepdims=True) + 1e-5)
+            return rstd * (g - g.mean(axis=ax, keepdims=True) - xhat * (g * xhat).mean(axis=ax, keepdims=True))
+        return ref
+
+    target = np.array([0, 4, 2, 3])
+
+    def nll_ours(x):
+        g = bm.tensor(1.5, device=x.device).to(x.dtype)
+        return _core._nll_loss_backward(g, x, bm.tensor(target, device=x.device), reduction="sum")
+
+    def nll_ref(x):
+        out = np.zeros(x.shape)
+        if x.size:
+            out[np.arange(len(target)), target] = -1.5
+        return out
+
+    no_0d = {"0d": ValueError}
+    return [
+        Case("softmax_backward", lambda g, y: _core._softmax_backward(g, y, -1), softmax_bw(False), nin=2,
+             dtypes=list(FLOATS), domain=("any", "pos")),
+        Case("log_softmax_backward", lambda g, y: _core._log_softmax_backward(g, y, -1), softmax_bw(True), nin=2,
+             dtypes=list(FLOATS), domain=("any", "small")),
+        Case("gelu_backward", _core._gelu_backward, gelu_grad, nin=2, dtypes=list(FLOATS)),
+        Case("gelu_tanh_backward", _core._gelu_tanh_backward, gelu_tanh_grad, nin=2, dtypes=list(FLOATS)),
+        Case("silu_backward", _core._silu_backward, silu_grad, nin=2, dtypes=list(FLOATS)),
+        Case("layer_norm_backward", lambda g, x: _core._layer_norm_backward(g, x, x.shape[-1:])[0],
+             norm_bw(lambda x: -1), nin=2, dtypes=list(FLOATS), shape=(2, 3, 4), errors=no_0d),
+        Case("batch_norm_backward", lambda g, x: _core._batch_norm_backward(g, x, training=True)[0],
+             norm_bw(lambda x: (0,) + tuple(range(2, x.ndim))), nin=2, dtypes=list(FLOATS), shape=(2, 3, 4),
+             errors=no_0d),
+        Case("nll_loss_backward", nll_ours, nll_ref, dtypes=list(FLOATS), shape=(4, 5), errors=no_0d),
+    ]
+
+
+CASES += _backward_cases()

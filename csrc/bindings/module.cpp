@@ -17,6 +17,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_nn_misc(m);
   bm::bind::init_conv(m);
   bm::bind::init_autograd(m);
+  bm::bind::init_backward(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

@@ -61,6 +61,9 @@ struct OpArgs {
   // so padding='same' with an even kernel pads one more at the bottom/right, as torch does).
   std::array<int64_t, 2> conv_stride{1, 1}, conv_padding{0, 0}, conv_dilation{1, 1};
   int64_t conv_groups = 1;
+  // backward kernels (h2): batch_norm_backward uses the batch statistics' full formula (training)
+  // or only grad * a (evaluation, running statistics).
+  bool norm_training = true;
 };
 
 struct KernelCall {

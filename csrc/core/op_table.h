@@ -75,7 +75,16 @@
   X(max_pool2d_with_indices, 1, 1, Index,    Given, kFloatMask | kIntMask)      \
   X(max_pool2d_backward,    2, 1, Cast,      Given, kFloatMask)                 \
   X(avg_pool2d_backward,    1, 1, FloatOnly, Given, kFloatMask)                 \
-  X(adaptive_avg_pool2d_backward, 1, 1, FloatOnly, Given, kFloatMask)
+  X(adaptive_avg_pool2d_backward, 1, 1, FloatOnly, Given, kFloatMask)           \
+  /* backward kernels (h2): gradient rules that need their own kernel */       \
+  X(softmax_backward,     2, 1, FloatOnly, SameShape,   kFloatMask)            \
+  X(log_softmax_backward, 2, 1, FloatOnly, SameShape,   kFloatMask)            \
+  X(gelu_backward,        2, 1, FloatOnly, Elementwise, kFloatMask)            \
+  X(gelu_tanh_backward,   2, 1, FloatOnly, Elementwise, kFloatMask)            \
+  X(silu_backward,        2, 1, FloatOnly, Elementwise, kFloatMask)            \
+  X(layer_norm_backward,  3, 1, FloatOnly, Given,       kFloatMask)            \
+  X(batch_norm_backward,  3, 1, Cast,      Given,       kFloatMask)            \
+  X(nll_loss_backward,    3, 1, Cast,      Given,       kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -87,3 +96,12 @@
 // indices; Cast: runs in args.out_dtype, the grad's dtype), avg_pool2d_backward and
 // adaptive_avg_pool2d_backward (grad_out) read the pool_* args and write the input's gradient by
 // gathering, for each input element, the gradients of the windows that cover it in a fixed order.
+
+// Backward rows (h2). softmax_backward(grad, out) = out * (grad - sum(grad * out, dim));
+// log_softmax_backward(grad, out) = grad - exp(out) * sum(grad, dim) (args.dim). gelu_backward,
+// gelu_tanh_backward, silu_backward(grad, x) = grad * act'(x), broadcasting like binary ops.
+// layer_norm_backward(grad, input [, weight]): grad_input, mean and rstd recomputed per row (norm_*
+// args as layer_norm). batch_norm_backward(grad, input, coef): out = (grad * a + (x - mean) * k) + c
+// per channel, coef a (C, 4) acc-dtype tensor [a, k, mean, c] viewed over the input's shape
+// (norm_training = false: out = grad * a). nll_loss_backward(grad, target [, weight]): the input's
+// gradient, -w[t] * grad at each target's class, 0 elsewhere and at ignore_index.

@@ -54,4 +54,14 @@ TensorPtr arg_reduce(OpId op, const TensorPtr& t, std::optional<int64_t> dim, bo
 TensorPtr softmax(OpId op, const TensorPtr& t, int64_t dim);
 TensorPtr matmul(const TensorPtr& a, const TensorPtr& b);
 
+// ---- gradients with their own kernels (ops_backward.cpp), called by autograd's rules ----
+// From the forward's output y along dim: softmax: y * (grad - sum(grad * y, dim, keepdim));
+// log_softmax: grad - exp(y) * sum(grad, dim, keepdim). grad and y have one shape, any strides.
+TensorPtr softmax_backward(const TensorPtr& grad_out, const TensorPtr& out, int64_t dim);
+TensorPtr log_softmax_backward(const TensorPtr& grad_out, const TensorPtr& out, int64_t dim);
+// grad * act'(x) with torch's derivatives, grad and x broadcasting like a binary op.
+TensorPtr gelu_backward(const TensorPtr& grad_out, const TensorPtr& x);
+TensorPtr gelu_tanh_backward(const TensorPtr& grad_out, const TensorPtr& x);
+TensorPtr silu_backward(const TensorPtr& grad_out, const TensorPtr& x);
+
 }  // namespace bm

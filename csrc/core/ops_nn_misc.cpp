@@ -223,6 +223,43 @@ TensorPtr nll_loss(const TensorPtr& input, const TensorPtr& target, const Tensor
   return reduce_losses(nll_gather(input, t, w, ignore_index), red, input, t, w, ignore_index);
 }
 
+TensorPtr nll_loss_backward(const TensorPtr& grad_out, const TensorPtr& input, const TensorPtr& target,
+                            const TensorPtr& weight, int64_t ignore_index, const std::string& reduction) {
+  const char* op = "nll_loss_backward";
+  std::vector<std::pair<const char*, const Tensor*>> named{
+      {"grad_output", grad_out.get()}, {"input", input.get()}, {"target", target.get()}};
+  if (weight) named.push_back({"weight", weight.get()});
+  check_same_device(op, named);
+  if (!is_floating(input->dtype) || !is_floating(grad_out->dtype))
+    throw UnsupportedError(tag(op) + "expected floating point input and grad_output, got " +
+                           dtype_name(input->dtype) + " and " + dtype_name(grad_out->dtype));
+  check_dtype_supported(OpId::nll_loss_backward, input->dtype, input->device());
+  Reduction red = reduction_arg(op, reduction);
+  check_input_and_weight(op, *input, weight);
+  check_index_target(op, *input, *target);
+  const Shape want = red == Reduction::None ? target->shape : Shape{};
+  if (grad_out->shape != want)
+    throw ValueError(tag(op) + "expected grad_output of shape " + shape_str(want) + " for reduction '" + reduction +
+                     "', got " + shape_str(grad_out->shape));
+  TensorPtr out = empty_tensor(input->shape, input->dtype, input->device());
+  if (out->numel() == 0) return out;
+  const DType dt = input->dtype;
+  TensorPtr t = to_int64(target), w = weight_as(weight, dt), g = grad_out;
+  if (red == Reduction::Mean) {
+    // grad / total weight, in float32 for the half types (as mean_by divides in the forward)
+    const bool low = dt == DType::Float16 || dt == DType::BFloat16;
+    const DType cd = low ? DType::Float32 : dt;
+    g = binary(OpId::div, cast(grad_out, cd), cast(target_weight_total(input, t, w, ignore_index), cd));
+  }
+  OpArgs a;
+  a.out_dtype = dt;
+  a.ignore_index = ignore_index;
+  std::vector<Operand> ins{expand(cast(g, dt), target->shape), t};
+  if (w) ins.push_back(w);
+  run_op_into(OpId::nll_loss_backward, ins, a, out);
+  return out;
+}
+
 TensorPtr cross_entropy(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight,
                         int64_t ignore_index, const std::string& reduction, double label_smoothing) {
   const char* op = "cross_entropy";

@@ -21,6 +21,12 @@ TensorPtr embedding(const TensorPtr& input, const TensorPtr& weight, std::option
 // reduction: "none" | "mean" | "sum".
 TensorPtr nll_loss(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
                    const std::string& reduction);
+// nll_loss's gradient with respect to input (input's shape): -weight[t] * grad at each target t's
+// class, 0 at every other class and at targets equal to ignore_index; 'mean' divides by the total
+// weight of the targets that are not ignored. grad_out: 0-d for 'mean' / 'sum', target-shaped for
+// 'none'. Targets were range-checked by the forward; out-of-range ones give zero rows here.
+TensorPtr nll_loss_backward(const TensorPtr& grad_out, const TensorPtr& input, const TensorPtr& target,
+                            const TensorPtr& weight, int64_t ignore_index, const std::string& reduction);
 TensorPtr cross_entropy(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight,
                         int64_t ignore_index, const std::string& reduction, double label_smoothing);
 

@@ -20,4 +20,23 @@ TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const
 TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, const TensorPtr& running_var,
                      const TensorPtr& weight, const TensorPtr& bias, bool training, double momentum, double eps);
 
+// Gradients of layer_norm / batch_norm: input's, weight's and bias's (null where not computed).
+struct NormGrads {
+  TensorPtr input, weight, bias;
+};
+
+// layer_norm's backward: grad_input from a kernel that recomputes each row's mean and rstd;
+// grad_weight = sum of grad * (x - mean) * rstd over the leading dims (when weight is given),
+// grad_bias = sum of grad over the leading dims (when bias is given; bias is only looked at for
+// that and its dtype). Half types accumulate in float32. The grads have weight's / bias's dtype.
+NormGrads layer_norm_backward(const TensorPtr& grad_out, const TensorPtr& input, const Dims& normalized_shape,
+                              const TensorPtr& weight, const TensorPtr& bias, double eps);
+
+// batch_norm's backward for input (N, C, ...): training uses the batch's mean and biased variance
+// (recomputed from input), evaluation the running stats (grad_input = grad * weight * rstd).
+// grad_weight when weight is given (weight's dtype), grad_bias always (per-channel sum of grad,
+// in weight's dtype, or the input's without weight).
+NormGrads batch_norm_backward(const TensorPtr& grad_out, const TensorPtr& input, const TensorPtr& weight,
+                              const TensorPtr& running_mean, const TensorPtr& running_var, bool training, double eps);
+
 }  // namespace bm

@@ -27,6 +27,9 @@ class CpuBackend final : public Backend {
     // conv / pool backward
     cpu::register_conv_backward_kernels(*this);
     cpu::register_pool_backward_kernels(*this);
+    cpu::register_softmax_backward_kernels(*this);
+    cpu::register_act_backward_kernels(*this);
+    cpu::register_norm_backward_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

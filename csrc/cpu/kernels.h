@@ -19,6 +19,11 @@ void register_conv_kernels(Backend& b);       // conv2d (im2col + BLAS, direct) 
 // conv / pool backward
 void register_conv_backward_kernels(Backend& b);  // conv2d_backward_input/_weight  - conv_backward.cpp
 void register_pool_backward_kernels(Backend& b);  // max_pool2d_with_indices, pool backward - pool_backward.cpp
+// backward kernels (h2)
+void register_softmax_backward_kernels(Backend& b);  // (log_)softmax_backward     - softmax_backward.cpp
+void register_act_backward_kernels(Backend& b);      // gelu/gelu_tanh/silu_backward - act_backward.cpp
+void register_norm_backward_kernels(Backend& b);     // layer/batch_norm_backward   - norm_backward.cpp
+                                                     // (nll_loss_backward: nn_misc.cpp)
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

@@ -139,9 +139,41 @@ struct NllLossKernel {
   }
 };
 
+// nll_loss's input gradient: out = 0, then at each target position -w[t] * grad at class t (not
+// where t == ignore_index). Inputs: grad (target-shaped, any strides), int64 target, weight.
+template <typename T>
+struct NllLossBackwardKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (kFloat<T>) {
+      using A = acc_t<T>;
+      Tensor& out = *c.out;
+      const Tensor* w = c.nin > 2 ? c.in[2] : nullptr;
+      StridedPlan<1>({&out}).run([](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
+        for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(p[0] + k * st[0]) = T(0);
+      });
+      int64_t cs = 0;
+      Tensor ov = nll_input_view(out, &cs);
+      const int64_t ncls = out.shape[out.ndim() == 1 ? 0 : 1], ignore = c.args->ignore_index;
+      const int64_t cs_bytes = cs * int64_t(sizeof(T));
+      const T* wd = w ? w->data<T>() : nullptr;
+      const int64_t wst = w ? w->strides[0] : 0;
+      StridedPlan<3>({&ov, c.in[0], c.in[1]}).run([&](std::array<char*, 3> ptr, std::array<int64_t, 3> st, int64_t n) {
+        for (int64_t k = 0; k < n; ++k) {
+          const int64_t t = *reinterpret_cast<const int64_t*>(ptr[2] + k * st[2]);
+          if (t == ignore || t < 0 || t >= ncls) continue;
+          const A wt = wd ? convert<A>(wd[t * wst]) : A(1);
+          const A g = convert<A>(*reinterpret_cast<const T*>(ptr[1] + k * st[1]));
+          *reinterpret_cast<T*>(ptr[0] + k * st[0] + t * cs_bytes) = convert<T>(-(wt * g));
+        }
+      });
+    }
+  }
+};
+
 }  // namespace
 
 void register_nn_misc_kernels(Backend& b) {
+  register_for_row<NllLossBackwardKernel>(b, OpId::nll_loss_backward);
   register_for_row<DropoutKernel>(b, OpId::dropout);
   register_for_row<EmbeddingKernel>(b, OpId::embedding);
   register_for_row<NllLossKernel>(b, OpId::nll_loss);

@@ -28,6 +28,8 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_norm_kernels(*this);
   register_nn_misc_kernels(*this);
   register_conv_kernels(*this);
+  register_softmax_backward_kernels(*this);
+  register_norm_backward_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;

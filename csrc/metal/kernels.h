@@ -23,6 +23,9 @@ void register_pool_kernels(MetalBackend& b);         // pools, pool gradients, m
 void register_norm_kernels(MetalBackend& b);         // layer_norm, batch_norm         - ops_norm.cpp
 void register_nn_misc_kernels(MetalBackend& b);      // dropout, embedding, nll_loss   - ops_nn_misc.cpp
 void register_conv_kernels(MetalBackend& b);         // conv2d and its gradients     - ops_conv.cpp
+// backward kernels (h2); gelu/gelu_tanh/silu_backward: ops_elementwise.cpp, nll_loss_backward: ops_nn_misc.cpp
+void register_softmax_backward_kernels(MetalBackend& b);  // (log_)softmax_backward - ops_softmax_backward.cpp
+void register_norm_backward_kernels(MetalBackend& b);     // layer/batch_norm_backward - ops_norm_backward.cpp
 
 // "<base>_<dtype name>", the host names shaders instantiate from BM_FOR_EACH_DTYPE.
 inline std::string kernel_name(const std::string& base, DType d) { return base + "_" + dtype_name(d); }

@@ -150,6 +150,8 @@ void register_elementwise_kernels(MetalBackend& b) {
   BM_METAL_ELEMENTWISE(eq) BM_METAL_ELEMENTWISE(ne) BM_METAL_ELEMENTWISE(lt) BM_METAL_ELEMENTWISE(le)
   BM_METAL_ELEMENTWISE(gt) BM_METAL_ELEMENTWISE(ge)
   register_row(b, OpId::pow, &pow_kernel);
+  // binary.metal: activation gradients (h2)
+  BM_METAL_ELEMENTWISE(gelu_backward) BM_METAL_ELEMENTWISE(gelu_tanh_backward) BM_METAL_ELEMENTWISE(silu_backward)
   // where.metal
   BM_METAL_ELEMENTWISE(where)
 #undef BM_METAL_ELEMENTWISE

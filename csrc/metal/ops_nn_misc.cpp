@@ -1,4 +1,6 @@
 // dropout, embedding and nll_loss on Metal (shaders/nn_misc.metal), any strides.
+#include <cstdlib>
+
 #include "core/ops_nn_misc.h"
 #include "metal/kernels.h"
 
@@ -102,6 +104,44 @@ void nll_loss_kernel(const KernelCall& c) {
   });
 }
 
+// The input's gradient, a gather over its elements: positions (the target's dims) x classes.
+void nll_loss_backward_kernel(const KernelCall& c) {
+  const Tensor& g = *c.in[0];
+  const Tensor& tgt = *c.in[1];
+  const Tensor* w = c.nin > 2 ? c.in[2] : nullptr;
+  Tensor& out = *c.out;
+  MetalBackend& be = backend_of(out);
+  int64_t class_stride = 0;
+  Tensor ov = nll_input_view(out, &class_stride);
+  const int64_t n_classes = out.shape[out.ndim() == 1 ? 0 : 1];
+  for_each_layout({&ov, &g, &tgt}, [&](const Layout& L) {
+    NllBackwardArgs n{};
+    n.n_pos = L.numel;
+    n.n_classes = n_classes;
+    n.out_offset = L.offset[0];
+    n.g_offset = L.offset[1];
+    n.t_offset = L.offset[2];
+    n.class_stride = class_stride;
+    n.ignore_index = c.args->ignore_index;
+    n.has_weight = w != nullptr;
+    n.w_offset = w ? w->offset : 0;
+    n.w_stride = w ? w->strides[0] : 0;
+    // neighbouring threads take neighbouring classes when the class dim is the closer one in memory
+    n.class_inner = L.ndim == 0 || std::llabs(class_stride) <= std::llabs(L.strides[0][L.ndim - 1]);
+    n.ndim = L.ndim;
+    for (int d = 0; d < L.ndim; ++d) {
+      n.shape[d] = L.shape[d];
+      n.out_strides[d] = L.strides[0][d];
+      n.g_strides[d] = L.strides[1][d];
+      n.t_strides[d] = L.strides[2][d];
+    }
+    const int64_t total = n.n_pos * n.n_classes;
+    // Without a weight the grad is bound in its slot; the kernel never reads it then.
+    be.dispatch(kernel_name("nll_loss_backward", out.dtype), {{&g, 0}, {&tgt, 1}, {w ? w : &g, 2}, {&out, 3}}, &n,
+                sizeof(n), 4, Size3{uint64_t(total), 1, 1}, group_1d(total));
+  });
+}
+
 }  // namespace
 
 void register_nn_misc_kernels(MetalBackend& b) {
@@ -111,6 +151,8 @@ void register_nn_misc_kernels(MetalBackend& b) {
     if (op_row(OpId::dropout).dtypes & bit(d)) b.set_kernel(OpId::dropout, d, &dropout_kernel);
     if (op_row(OpId::embedding).dtypes & bit(d)) b.set_kernel(OpId::embedding, d, &embedding_kernel);
     if (op_row(OpId::nll_loss).dtypes & bit(d)) b.set_kernel(OpId::nll_loss, d, &nll_loss_kernel);
+    if (op_row(OpId::nll_loss_backward).dtypes & bit(d))
+      b.set_kernel(OpId::nll_loss_backward, d, &nll_loss_backward_kernel);
   }
 }
 

@@ -1,0 +1,50 @@
+// float32 derivatives of silu, gelu and gelu_tanh (torch's formulas, in forms that do not cancel),
+// written once in the subset of C++ that is also MSL, like activation.h: included by
+// shaders/binary.metal (gelu_backward & co.) and csrc/cpu/act_backward.cpp, so the CPU and the
+// simulator compute the same bits. Multiply-adds are written unfused and must be compiled without
+// contraction (fp-contract=off).
+#ifndef BESSEMER_ACTIVATION_GRAD_H
+#define BESSEMER_ACTIVATION_GRAD_H
+
+#include "activation.h"
+
+// silu'(x) = s (1 + x (1 - s)), s = sigmoid(x); 1 - s = sigmoid(-x) comes from the same
+// exp(-|x|), so it keeps its relative precision where s rounds to 1.
+inline float bm_silu_grad(float x) {
+  const float e = bm_exp_f32(-bm_fabs(x));
+  const float r = 1.0f / (1.0f + e);
+  const float s = x >= 0.0f ? r : e * r;
+  const float sm = x >= 0.0f ? e * r : r;
+  return s * (1.0f + x * sm);
+}
+
+// gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi). Phi as in bm_gelu: 1 + erf
+// near 0, erfc(|z|) = exp(-z^2) erfcx(|z|) in the tails (no cancellation for x < 0), with
+// exp(-z^2) = exp(-x^2 / 2) taken from x itself, the same value phi needs.
+inline float bm_gelu_grad(float x) {
+  const float z = x * 0.707106781f;
+  const float a = bm_fabs(z);
+  const float e = bm_exp_neg_sq(x, 0.5f);
+  const float tail = e * bm_erfcx(a);  // erfc(|z|) for |z| >= 0.5
+  const float small = 0.5f * (1.0f + bm_erf_small(z));
+  const float cdf = a < 0.5f ? small : (z >= 0.0f ? 1.0f - 0.5f * tail : 0.5f * tail);  // NaN: the last
+  return cdf + x * (0.398942280f * e);
+}
+
+// gelu_tanh'(x): torch's 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) u', u = sqrt(2/pi) (x + 0.044715 x^3),
+// rewritten with s = sigmoid(2u) = (1 + tanh u) / 2 and 1 - tanh^2 u = 4 s (1 - s):
+// s + x s (1 - s) 2u', 2u' = 2 sqrt(2/pi) (1 + 3 * 0.044715 x^2). s and 1 - s come from one
+// exp(-|2u|) as in bm_sigmoid; once s (1 - s) underflows to 0 the second term is 0 (x 2u' may
+// overflow there), NaN keeps its way through s.
+inline float bm_gelu_tanh_grad(float x) {
+  const float u2 = 1.59576912f * (x + 0.044715f * x * x * x);
+  const float e = bm_exp_f32(-bm_fabs(u2));
+  const float r = 1.0f / (1.0f + e);
+  const float s = u2 >= 0.0f ? r : e * r;
+  const float sm = u2 >= 0.0f ? e * r : r;
+  const float q = s * sm;
+  const float du2 = 1.59576912f * (1.0f + 0.134145f * x * x);
+  return q > 0.0f ? s + q * (x * du2) : s;
+}
+
+#endif
