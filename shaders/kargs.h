@@ -307,3 +307,18 @@ struct Conv2dArgs {
   bm_i32 has_bias;
   bm_i32 pad_;
 };
+
+// sgd_step_<dtype> / adam_step_<dtype> (shaders/optim.metal): operand 0 is the parameter, 1 the
+// gradient, 2.. the state tensors (sgd: momentum_buffer; adam: exp_avg, exp_avg_sq,
+// max_exp_avg_sq), all of `shape`; element k of operand j is at offset[j] + sum(i_d *
+// strides[j][d]). flags: BM_OPTIM_* (shaders/optim_step.h); c: its BmOptimConsts<float>, c0..c6.
+#define BM_OPTIM_OPERANDS 5
+struct OptimArgs {
+  bm_i64 numel;
+  bm_i32 ndim;
+  bm_i32 flags;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 offset[BM_OPTIM_OPERANDS];
+  bm_i64 strides[BM_OPTIM_OPERANDS][BM_MAX_DIMS];
+  float c[8];
+};

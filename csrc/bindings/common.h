@@ -22,6 +22,7 @@ void init_pool(py::module_& m);
 void init_norm(py::module_& m);  // norm.cpp
 void init_nn_misc(py::module_& m);
 void init_conv(py::module_& m);
+void init_optim(py::module_& m);  // optim.cpp
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

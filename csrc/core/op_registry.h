@@ -60,10 +60,24 @@ struct OpArgs {
   // so padding='same' with an even kernel pads one more at the bottom/right, as torch does).
   std::array<int64_t, 2> conv_stride{1, 1}, conv_padding{0, 0}, conv_dilation{1, 1};
   int64_t conv_groups = 1;
+  // optimizers (core/ops_optim.cpp): sgd_step / adam_step hyperparameters, in double as torch's
+  // Python code computes them; the kernels round each to their compute dtype where torch does.
+  struct Optim {
+    double lr = 0, weight_decay = 0;
+    double momentum = 0, dampening = 0;         // sgd
+    bool nesterov = false, first_step = false;  // sgd: first_step: the buffer := the gradient
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam
+    double step_size = 0, bias_correction2_sqrt = 1;  // adam: lr / (1 - beta1^t), sqrt(1 - beta2^t)
+    bool amsgrad = false, decoupled_weight_decay = false;  // adam; AdamW decouples
+    bool maximize = false;
+  } optim;
 };
 
+// The most tensor inputs an op takes (adam_step: grad and three state tensors).
+constexpr int kMaxOpInputs = 4;
+
 struct KernelCall {
-  std::array<const Tensor*, 3> in{};
+  std::array<const Tensor*, kMaxOpInputs> in{};
   int nin = 0;
   Tensor* out = nullptr;
   const OpArgs* args = nullptr;

@@ -68,8 +68,14 @@
   X(dropout,     1, 1, FloatOnly,    SameShape,   kFloatMask)                   \
   X(embedding,   2, 1, Cast,         Given,       kAllMask)                     \
   X(nll_loss,    3, 1, Cast,         Given,       kFloatMask)                   \
-  X(conv2d,      3, 1, FloatOnly,    Given,       kFloatMask)
+  X(conv2d,      3, 1, FloatOnly,    Given,       kFloatMask)                   \
+  /* ---- optimizers (core/ops_optim.cpp): fused in-place steps, out = the parameter ---- */ \
+  X(sgd_step,    2, 1, Cast,         Given,       kFloatMask)                   \
+  X(adam_step,   4, 1, Cast,         Given,       kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
 // index inputs keep their dtype: the kernel runs in args.out_dtype, the weight's / input's dtype.
+// sgd_step (grad[, momentum_buffer]) and adam_step (grad, exp_avg, exp_avg_sq[, max_exp_avg_sq])
+// update their output, the parameter, and their state inputs in place, in one pass; every tensor
+// has the parameter's shape and dtype (the Cast rule: args.out_dtype = the parameter's dtype).

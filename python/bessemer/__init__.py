@@ -42,7 +42,9 @@ from . import (
     io,
     models,
     nn,
+    optim,
     testing,  # noqa: E402
+    utils,
 )
 from ._ops import (  # noqa: E402
     abs,
@@ -99,6 +101,6 @@ from ._ops import (  # noqa: E402
     zeros,
 )
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
-from .random import Generator, initial_seed, manual_seed, rand, randn
+from .random import Generator, get_rng_state, initial_seed, manual_seed, rand, randn, set_rng_state
 
 __all__ = [name for name in dir() if not name.startswith("_")]
