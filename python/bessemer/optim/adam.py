@@ -79,7 +79,7 @@ class Adam(Optimizer):
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
             for p in group["params"]:
-                grad = p.grad
+                grad = getattr(p, "grad", None)  # a Parameter has no .grad until one is assigned (pre-autograd)
                 if grad is None:
                     continue
                 state = self._state_of(p, amsgrad)

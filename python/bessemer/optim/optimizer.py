@@ -162,7 +162,7 @@ class Optimizer:
         """Reset the gradients: None (default), or zeros in place with set_to_none=False."""
         for group in self.param_groups:
             for p in group["params"]:
-                g = p.grad
+                g = getattr(p, "grad", None)
                 if g is None:
                     continue
                 if set_to_none:

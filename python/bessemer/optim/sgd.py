@@ -46,7 +46,7 @@ class SGD(Optimizer):
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
             for p in group["params"]:
-                grad = p.grad
+                grad = getattr(p, "grad", None)  # a Parameter has no .grad until one is assigned (pre-autograd)
                 if grad is None:
                     continue
                 if momentum != 0:

@@ -28,6 +28,10 @@ def _no_grad():
     return ctx() if ctx is not None else contextlib.nullcontext()
 
 
+def _grad(p):
+    return getattr(p, "grad", None)  # a Parameter has no .grad until one is assigned (pre-autograd)
+
+
 def _as_list(tensors) -> list:
     if isinstance(tensors, Tensor):
         return [tensors]
@@ -86,7 +90,7 @@ def _scale_(g: Tensor, factor: Tensor) -> None:
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
     """Scale every gradient by min(1, max_norm / (total_norm + 1e-6)), in place, on its device."""
     parameters = _as_list(parameters)
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [_grad(p) for p in parameters if _grad(p) is not None]
     max_norm = float(max_norm)
     if len(grads) == 0:
         return
@@ -112,7 +116,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
         parameters = list(parameters)
         if is_generator and len(parameters) == 0:
             warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [_grad(p) for p in parameters if _grad(p) is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
     return total_norm
@@ -128,7 +132,7 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     clip_value = float(clip_value)
     with _no_grad():
         for p in parameters:
-            g = p.grad
+            g = getattr(p, "grad", None)
             if g is None:
                 continue
             clamp_ = getattr(g, "clamp_", None)
