@@ -1,10 +1,11 @@
 // sgd_step and adam_step: one pass over a parameter and its state, the element formulas of
 // shaders/optim_step.h (shared with shaders/optim.metal, so CPU and simulator give the same bits).
-// Compiled with -ffp-contract=off (CMakeLists.txt): the AVX2/AVX-512 loops enable FMA, and a
-// contracted a * b + c would round differently from torch and from the shaders; the formulas' own
-// fma calls are correctly rounded at every width.
+// Compiled with -ffp-contract=off (CMakeLists.txt): the AVX2 loops enable FMA, and a contracted
+// a * b + c would round differently from torch and from the shaders; the formulas' own fma calls
+// are correctly rounded at every width.
 #include <array>
 #include <type_traits>
+#include <utility>
 
 #include "core/ops_optim.h"
 #include "cpu/convert.h"
@@ -48,36 +49,69 @@ inline void adam_run(T* __restrict p, const T* __restrict g, T* __restrict m, T*
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define BM_OPTIM_ISA_LOOPS(ATTR, SUFFIX)                                                                        \
-  template <typename T, bool kBuf>                                                                              \
-  ATTR void sgd_run_##SUFFIX(T* p, const T* g, T* buf, int64_t n, BmOptimConsts<acc_t<T>> k, int flags) {       \
-    sgd_run<T, kBuf>(p, g, buf, n, k, flags);                                                                   \
-  }                                                                                                             \
-  template <typename T, bool kMax>                                                                              \
-  ATTR void adam_run_##SUFFIX(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, BmOptimConsts<acc_t<T>> k,     \
-                              int flags) {                                                                      \
-    adam_run<T, kMax>(p, g, m, v, vmax, n, k, flags);                                                           \
-  }
-BM_OPTIM_ISA_LOOPS(__attribute__((target("avx2,fma"))), avx2)
-BM_OPTIM_ISA_LOOPS(__attribute__((target("avx512f,fma,prefer-vector-width=512"))), avx512)
-#undef BM_OPTIM_ISA_LOOPS
+// float with FMA: one loop per combination of flags, so every flag test folds away and the loop
+// vectorises (a runtime flag leaves a branch in the loop, which stops the vectoriser). The flags
+// that matter, packed into 5 bits: sgd: MAXIMIZE..FIRST_STEP are bits 0-4 already; adam:
+// MAXIMIZE, WEIGHT_DECAY, AMSGRAD, DECOUPLED, LERP_SMALL.
+constexpr int kSgdFlagMask = 31;
+constexpr int adam_flag_index(int f) {
+  return (f & 3) | (((f & BM_OPTIM_AMSGRAD) != 0) << 2) | (((f & BM_OPTIM_DECOUPLED) != 0) << 3) |
+         (((f & BM_OPTIM_LERP_SMALL) != 0) << 4);
+}
+constexpr int adam_index_flags(int i) {
+  return (i & 3) | ((i & 4) ? BM_OPTIM_AMSGRAD : 0) | ((i & 8) ? BM_OPTIM_DECOUPLED : 0) |
+         ((i & 16) ? BM_OPTIM_LERP_SMALL : 0);
+}
 
-int isa_level() {
-  static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") ? 2
-                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
-  return level;
+using SgdLoop = void (*)(float*, const float*, float*, int64_t, BmOptimConsts<float>);
+using AdamLoop = void (*)(float*, const float*, float*, float*, float*, int64_t, BmOptimConsts<float>);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BM_OPTIM_FAST __attribute__((target("avx2,fma")))
+#define BM_OPTIM_HAVE_FAST 1
+#elif defined(__aarch64__)
+#define BM_OPTIM_FAST
+#define BM_OPTIM_HAVE_FAST 1
+#endif
+
+#ifdef BM_OPTIM_HAVE_FAST
+template <int F>
+BM_OPTIM_FAST void sgd_fixed(float* p, const float* g, float* buf, int64_t n, BmOptimConsts<float> k) {
+  sgd_run<float, (F & BM_OPTIM_MOMENTUM) != 0>(p, g, buf, n, k, F);
+}
+template <int I>
+BM_OPTIM_FAST void adam_fixed(float* p, const float* g, float* m, float* v, float* vmax, int64_t n,
+                              BmOptimConsts<float> k) {
+  constexpr int F = adam_index_flags(I);
+  adam_run<float, (F & BM_OPTIM_AMSGRAD) != 0>(p, g, m, v, vmax, n, k, F);
+}
+template <int... I>
+constexpr std::array<SgdLoop, sizeof...(I)> sgd_table(std::integer_sequence<int, I...>) {
+  return {&sgd_fixed<I>...};
+}
+template <int... I>
+constexpr std::array<AdamLoop, sizeof...(I)> adam_table(std::integer_sequence<int, I...>) {
+  return {&adam_fixed<I>...};
+}
+constexpr auto kSgdLoops = sgd_table(std::make_integer_sequence<int, 32>{});
+constexpr auto kAdamLoops = adam_table(std::make_integer_sequence<int, 32>{});
+
+bool have_fast() {
+#if defined(__x86_64__)
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+#else
+  return true;
+#endif
 }
 #endif
 
-// float and double take the widest loop the CPU has; the half types the baseline loop (their
-// conversions dominate). Every version computes the same bits.
+// The other types (and CPUs without FMA) run the loop with runtime flags: the same bits.
 template <typename T, bool kBuf>
 void sgd_contiguous(T* p, const T* g, T* buf, int64_t n, BmOptimConsts<acc_t<T>> k, int flags) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (isa_level() == 2) return sgd_run_avx512<T, kBuf>(p, g, buf, n, k, flags);
-    if (isa_level() == 1) return sgd_run_avx2<T, kBuf>(p, g, buf, n, k, flags);
+#ifdef BM_OPTIM_HAVE_FAST
+  if constexpr (std::is_same_v<T, float>) {
+    if (have_fast()) return kSgdLoops[size_t(flags & kSgdFlagMask)](p, g, buf, n, k);
   }
 #endif
   sgd_run<T, kBuf>(p, g, buf, n, k, flags);
@@ -85,10 +119,9 @@ void sgd_contiguous(T* p, const T* g, T* buf, int64_t n, BmOptimConsts<acc_t<T>>
 
 template <typename T, bool kMax>
 void adam_contiguous(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, BmOptimConsts<acc_t<T>> k, int flags) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (isa_level() == 2) return adam_run_avx512<T, kMax>(p, g, m, v, vmax, n, k, flags);
-    if (isa_level() == 1) return adam_run_avx2<T, kMax>(p, g, m, v, vmax, n, k, flags);
+#ifdef BM_OPTIM_HAVE_FAST
+  if constexpr (std::is_same_v<T, float>) {
+    if (have_fast()) return kAdamLoops[size_t(adam_flag_index(flags))](p, g, m, v, vmax, n, k);
   }
 #endif
   adam_run<T, kMax>(p, g, m, v, vmax, n, k, flags);
