@@ -202,11 +202,11 @@ def test_default_generator_and_rng_state():
     ds = TensorDataset(bm.arange(20))
     bm.manual_seed(5)
     a = order(DataLoader(ds, batch_size=4, shuffle=True))
-    state = bm.get_rng_state("cpu")
+    state = bm.get_rng_state()
     b = order(DataLoader(ds, batch_size=4, shuffle=True))
     bm.manual_seed(5)
     assert order(DataLoader(ds, batch_size=4, shuffle=True)) == a
-    bm.set_rng_state(state, "cpu")
+    bm.set_rng_state(state)
     assert order(DataLoader(ds, batch_size=4, shuffle=True)) == b
     with pytest.raises(TypeError, match=r"\[set_state\] expected a \(seed, offset\) pair"):
         bm.set_rng_state(5)

@@ -53,7 +53,8 @@ def _set_raw_state(g, state) -> None:
 
 
 def get_rng_state(device=None) -> tuple[int, int]:
-    """(seed, offset) of the default generator of `device` (default: the default device)."""
+    """(seed, offset) of the default generator of `device` (default: the default device, whose
+    generator also shuffles DataLoaders built without a generator)."""
     g = _core.default_generator(device)
     return (g.initial_seed(), g.get_offset())
 

@@ -40,20 +40,20 @@ class SequentialSampler(Sampler):
 
 
 def _uniforms(n: int, generator: Generator | None) -> np.ndarray:
-    if generator is None:
-        return rand(n, device="cpu").numpy()
+    """n float32 uniforms from `generator`, or from the default device's default generator (the
+    stream bm.manual_seed() seeds and bm.get_rng_state() / set_rng_state() save and resume)."""
     return rand(n, generator=generator).numpy()
 
 
 def randperm(n: int, generator: Generator | None = None) -> list[int]:
-    """A random permutation of range(n) drawn from `generator` (default: the cpu default generator)."""
+    """A random permutation of range(n) drawn from `generator` (default: the default device's generator)."""
     keys = _uniforms(n, generator)
     return np.argsort(keys, kind="stable").tolist()
 
 
 class RandomSampler(Sampler):
     """Random order: a new permutation each epoch (replacement=False), or num_samples independent
-    draws (replacement=True), from `generator` (a bessemer.Generator; default: the cpu default one)."""
+    draws (replacement=True), from `generator` (a bessemer.Generator; default: the default device's)."""
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
                  generator: Generator | None = None) -> None:
