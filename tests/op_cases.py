@@ -490,7 +490,7 @@ def _optim_cases() -> list[Case]:
 
     def adam_ours(amsgrad, decoupled, maximize):
         def ours(p, g, m, v, *vmax):
-            step = bm.tensor(2.0)  # torch's state['step'] (float32, cpu): this is step 3
+            step = bm.tensor(2.0, device="cpu")  # torch's state['step'] (float32, cpu): this is step 3
             _core._adam_step_(p, g, m, v, vmax[0] if amsgrad else None, step, lr=0.1, beta1=0.8, beta2=0.99,
                               eps=1e-3, weight_decay=0.05, amsgrad=amsgrad, maximize=maximize,
                               decoupled_weight_decay=decoupled)

@@ -310,7 +310,7 @@ def test_argument_errors_match_torch():
 @pytest.mark.parametrize("device", DEVICES)
 def test_kernel_argument_errors(device):
     p = bm.nn.Parameter(bm.ones(3, 2, device=device))
-    step = bm.tensor(0.0)
+    step = bm.tensor(0.0, device="cpu")
     m, v = bm.zeros(3, 2, device=device), bm.zeros(3, 2, device=device)
     with pytest.raises(ValueError, match=r"\[sgd_step\] grad has shape \(2, 3\) but param has shape \(3, 2\)"):
         _core._sgd_step_(p, bm.ones(2, 3, device=device), None, 0.1)
