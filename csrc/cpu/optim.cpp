@@ -20,7 +20,7 @@ template <typename T>
 constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half_t> ||
                         std::is_same_v<T, bfloat16_t>;
 
-// ---- contiguous runs: loops the compiler vectorises (float, double) ----
+// ---- contiguous runs (vectorised for float once the flags are fixed, below) ----
 // kBuf / kMax: whether the momentum buffer / max_exp_avg_sq exist (no stores to missing tensors).
 
 template <typename T, bool kBuf>
