@@ -71,6 +71,41 @@ def bench_mlp_step() -> None:
     compare("MLP 784-512-512-10 b128 fwd+bwd+Adam", engines, work=flops, goal=("torch", 1.0))
 
 
+def bench_resnet18_train_step() -> None:
+    """ResNet-18, batch 8, 224x224, train mode: forward, cross-entropy, backward, SGD (momentum)."""
+    if not hasattr(bm, "optim"):
+        print("resnet18 step: bessemer.optim missing")
+        return
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+    from torch_resnet import TorchResNet18
+
+    torch.manual_seed(0)
+    tmodel = TorchResNet18().train()
+    model = bm.models.resnet18().train()
+    model.load_state_dict({k: bm.tensor(v.numpy()) for k, v in tmodel.state_dict().items()})
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 3, 224, 224), dtype=np.float32)
+    y = rng.integers(0, 1000, 8)
+    engines = {}
+    for name, lib, net in (("bessemer", bm, model), ("torch", torch, tmodel)):
+        opt = lib.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+        xb, yb = lib.tensor(x), lib.tensor(y)
+
+        def step(lib=lib, net=net, opt=opt, xb=xb, yb=yb):
+            loss = lib.nn.functional.cross_entropy(net(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss.item()
+
+        engines[name] = step
+    compare("resnet18 train step b8 224x224 SGD", engines, work=8, unit="images/s", goal=("torch", 0.7),
+            scale=1.0)
+
+
 def main() -> None:
     header("autograd and training steps")
     for name, fn in sorted(globals().items()):

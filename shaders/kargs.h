@@ -434,4 +434,17 @@ struct NllBackwardArgs {
   bm_i64 out_strides[BM_MAX_DIMS];
   bm_i64 g_strides[BM_MAX_DIMS];
   bm_i64 t_strides[BM_MAX_DIMS];
+// sgd_step_<dtype> / adam_step_<dtype> (shaders/optim.metal): operand 0 is the parameter, 1 the
+// gradient, 2.. the state tensors (sgd: momentum_buffer; adam: exp_avg, exp_avg_sq,
+// max_exp_avg_sq), all of `shape`; element k of operand j is at offset[j] + sum(i_d *
+// strides[j][d]). flags: BM_OPTIM_* (shaders/optim_step.h); c: its BmOptimConsts<float>, c0..c6.
+#define BM_OPTIM_OPERANDS 5
+struct OptimArgs {
+  bm_i64 numel;
+  bm_i32 ndim;
+  bm_i32 flags;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 offset[BM_OPTIM_OPERANDS];
+  bm_i64 strides[BM_OPTIM_OPERANDS][BM_MAX_DIMS];
+  float c[8];
 };

@@ -629,3 +629,58 @@ def _backward_cases() -> list[Case]:
 
 
 CASES += _backward_cases()
+# ---- fused optimizer steps (tests/test_optim.py compares 50-step runs with torch.optim) ----
+def _optim_cases() -> list[Case]:
+    from bessemer import _core
+
+    def sgd_ours(nesterov):
+        def ours(p, g, b):  # one step with an existing momentum buffer: param and buffer updated in place
+            _core._sgd_step_(p, g, b, lr=0.1, momentum=0.9, dampening=0.0 if nesterov else 0.25,
+                             weight_decay=0.01, nesterov=nesterov)
+            return bm.stack([p, b])
+        return ours
+
+    def sgd_ref(nesterov):
+        def ref(p, g, b):
+            g = g + 0.01 * p
+            b = 0.9 * b + (1.0 if nesterov else 0.75) * g
+            return np.stack([p - 0.1 * (g + 0.9 * b if nesterov else b), b])
+        return ref
+
+    def adam_ours(amsgrad, decoupled, maximize):
+        def ours(p, g, m, v, *vmax):
+            step = bm.tensor(2.0, device="cpu")  # torch's state['step'] (float32, cpu): this is step 3
+            _core._adam_step_(p, g, m, v, vmax[0] if amsgrad else None, step, lr=0.1, beta1=0.8, beta2=0.99,
+                              eps=1e-3, weight_decay=0.05, amsgrad=amsgrad, maximize=maximize,
+                              decoupled_weight_decay=decoupled)
+            return bm.stack([p, m, v, *vmax])
+        return ours
+
+    def adam_ref(amsgrad, decoupled, maximize):
+        def ref(p, g, m, v, *vmax):
+            g = -g if maximize else g
+            if decoupled:
+                p = p * (1 - 0.1 * 0.05)
+            else:
+                g = g + 0.05 * p
+            m = 0.8 * m + 0.2 * g
+            v = 0.99 * v + 0.01 * g * g
+            second = np.maximum(vmax[0], v) if amsgrad else v
+            denom = np.sqrt(second) / np.sqrt(1 - 0.99**3) + 1e-3
+            p = p - 0.1 / (1 - 0.8**3) * m / denom
+            return np.stack([p, m, v] + ([second] if amsgrad else []))
+        return ref
+
+    # The "broadcast" layout makes the parameter and state share memory across elements: rejected.
+    errors = {"broadcast": ValueError}
+    return [
+        *[Case("sgd_step", sgd_ours(n), sgd_ref(n), nin=3, dtypes=list(FLOATS), errors=errors,
+               variant="nesterov" if n else "momentum_dampening") for n in (False, True)],
+        Case("adam_step", adam_ours(False, False, False), adam_ref(False, False, False), nin=4, dtypes=list(FLOATS),
+             domain=["any", "any", "any", "pos"], errors=errors, variant="adam_l2"),
+        Case("adam_step", adam_ours(True, True, True), adam_ref(True, True, True), nin=5, dtypes=list(FLOATS),
+             domain=["any", "any", "any", "pos", "pos"], errors=errors, variant="adamw_amsgrad_maximize"),
+    ]
+
+
+CASES += _optim_cases()

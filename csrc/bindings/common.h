@@ -25,6 +25,7 @@ void init_conv(py::module_& m);
 void init_autograd(py::module_& m);  // after init_tensor: adds to the Tensor class
 void init_inplace(py::module_& m, py::class_<Tensor, TensorPtr>& cls);
 void init_backward(py::module_& m);  // backward.cpp: _core._<op>_backward (h2)
+void init_optim(py::module_& m);  // optim.cpp
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

@@ -265,7 +265,10 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
 
   // Inputs in the compute dtype, materialised on the device, broadcast for elementwise ops.
   KernelCall call;
-  std::array<TensorPtr, 3> keep_alive;  // a fixed array: no allocation per op
+  std::array<TensorPtr, kMaxOpInputs> keep_alive;  // a fixed array: no allocation per op
+  if (xs.size() > size_t(kMaxOpInputs))
+    throw Error(tag(row) + "takes at most " + std::to_string(kMaxOpInputs) + " tensor inputs, got " +
+                std::to_string(xs.size()));
   for (size_t i = 0; i < xs.size(); ++i) {
     TensorPtr t;
     bool cast_input = row.dtype_rule != DTypeRule::Cast && !(op == OpId::where && i == 0);

@@ -64,10 +64,24 @@ struct OpArgs {
   // backward kernels (h2): batch_norm_backward uses the batch statistics' full formula (training)
   // or only grad * a (evaluation, running statistics).
   bool norm_training = true;
+  // optimizers (core/ops_optim.cpp): sgd_step / adam_step hyperparameters, in double as torch's
+  // Python code computes them; the kernels round each to their compute dtype where torch does.
+  struct Optim {
+    double lr = 0, weight_decay = 0;
+    double momentum = 0, dampening = 0;         // sgd
+    bool nesterov = false, first_step = false;  // sgd: first_step: the buffer := the gradient
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam
+    double step_size = 0, bias_correction2_sqrt = 1;  // adam: lr / (1 - beta1^t), sqrt(1 - beta2^t)
+    bool amsgrad = false, decoupled_weight_decay = false;  // adam; AdamW decouples
+    bool maximize = false;
+  } optim;
 };
 
+// The most tensor inputs an op takes (adam_step: grad and three state tensors).
+constexpr int kMaxOpInputs = 4;
+
 struct KernelCall {
-  std::array<const Tensor*, 3> in{};
+  std::array<const Tensor*, kMaxOpInputs> in{};
   int nin = 0;
   Tensor* out = nullptr;
   const OpArgs* args = nullptr;

@@ -84,7 +84,10 @@
   X(silu_backward,        2, 1, FloatOnly, Elementwise, kFloatMask)            \
   X(layer_norm_backward,  3, 1, FloatOnly, Given,       kFloatMask)            \
   X(batch_norm_backward,  3, 1, Cast,      Given,       kFloatMask)            \
-  X(nll_loss_backward,    3, 1, Cast,      Given,       kFloatMask)
+  X(nll_loss_backward,    3, 1, Cast,      Given,       kFloatMask)             \
+  /* ---- optimizers (core/ops_optim.cpp): fused in-place steps, out = the parameter ---- */ \
+  X(sgd_step,    2, 1, Cast,         Given,       kFloatMask)                   \
+  X(adam_step,   4, 1, Cast,         Given,       kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -105,3 +108,6 @@
 // per channel, coef a (C, 4) acc-dtype tensor [a, k, mean, c] viewed over the input's shape
 // (norm_training = false: out = grad * a). nll_loss_backward(grad, target [, weight]): the input's
 // gradient, -w[t] * grad at each target's class, 0 elsewhere and at ignore_index.
+// sgd_step (grad[, momentum_buffer]) and adam_step (grad, exp_avg, exp_avg_sq[, max_exp_avg_sq])
+// update their output, the parameter, and their state inputs in place, in one pass; every tensor
+// has the parameter's shape and dtype (the Cast rule: args.out_dtype = the parameter's dtype).

@@ -30,6 +30,7 @@ class CpuBackend final : public Backend {
     cpu::register_softmax_backward_kernels(*this);
     cpu::register_act_backward_kernels(*this);
     cpu::register_norm_backward_kernels(*this);
+    cpu::register_optim_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -24,6 +24,7 @@ void register_softmax_backward_kernels(Backend& b);  // (log_)softmax_backward  
 void register_act_backward_kernels(Backend& b);      // gelu/gelu_tanh/silu_backward - act_backward.cpp
 void register_norm_backward_kernels(Backend& b);     // layer/batch_norm_backward   - norm_backward.cpp
                                                      // (nll_loss_backward: nn_misc.cpp)
+void register_optim_kernels(Backend& b);      // sgd_step adam_step              - optim.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

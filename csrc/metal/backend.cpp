@@ -30,6 +30,7 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_conv_kernels(*this);
   register_softmax_backward_kernels(*this);
   register_norm_backward_kernels(*this);
+  register_optim_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;

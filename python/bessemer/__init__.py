@@ -43,7 +43,9 @@ from . import (
     io,
     models,
     nn,
+    optim,
     testing,  # noqa: E402
+    utils,
 )
 from ._ops import (  # noqa: E402
     abs,
@@ -101,7 +103,7 @@ from ._ops import (  # noqa: E402
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
-from .random import Generator, initial_seed, manual_seed, rand, randn
+from .random import Generator, get_rng_state, initial_seed, manual_seed, rand, randn, set_rng_state
 from .serialization import load, save
 
 __all__ = [name for name in dir() if not name.startswith("_")]

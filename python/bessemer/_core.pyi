@@ -346,6 +346,10 @@ class _Generator:
     @property
     def device(self) -> typing.Any:
         ...
+def _adam_step_(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, max_exp_avg_sq: typing.Any, step: Tensor, lr: typing.SupportsFloat | typing.SupportsIndex = 0.001, beta1: typing.SupportsFloat | typing.SupportsIndex = 0.9, beta2: typing.SupportsFloat | typing.SupportsIndex = 0.999, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-08, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, amsgrad: bool = False, maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
+    """
+    One torch.optim.Adam (AdamW with decoupled_weight_decay=True) step of `param`, in place, updating the state tensors and incrementing `step` (a 0-d float32 cpu tensor).
+    """
 def _blas_threads() -> int:
     ...
 def _dtype_supported(dtype: typing.Any, device: typing.Any) -> bool:
@@ -361,6 +365,10 @@ def _new_generator(arg0: typing.Any) -> _Generator:
 def _raw_bytes(tensor: Tensor) -> numpy.ndarray:
     """
     The logical contents of a tensor (any device, any layout) as a C-contiguous uint8 host array.
+    """
+def _sgd_step_(param: Tensor, grad: Tensor, momentum_buffer: typing.Any = None, lr: typing.SupportsFloat | typing.SupportsIndex = 0.001, momentum: typing.SupportsFloat | typing.SupportsIndex = 0.0, dampening: typing.SupportsFloat | typing.SupportsIndex = 0.0, weight_decay: typing.SupportsFloat | typing.SupportsIndex = 0.0, nesterov: bool = False, maximize: bool = False) -> Tensor:
+    """
+    One torch.optim.SGD step of `param`, in place. Returns the momentum buffer (a new one when None is given and momentum != 0; None when momentum == 0).
     """
 def abs(input: Tensor) -> Tensor:
     ...

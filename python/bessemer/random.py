@@ -14,7 +14,8 @@ import builtins
 from . import _core
 from ._core import Tensor
 
-__all__ = ["Generator", "manual_seed", "initial_seed", "rand", "randn", "default_generator"]
+__all__ = ["Generator", "manual_seed", "initial_seed", "rand", "randn", "default_generator", "get_rng_state",
+           "set_rng_state"]
 
 
 class Generator:
@@ -35,12 +36,32 @@ class Generator:
         return self._g.initial_seed()
 
     def get_state(self) -> tuple[int, int]:
+        """(seed, offset): where the stream is; set_state() resumes it exactly."""
         return (self._g.initial_seed(), self._g.get_offset())
 
     def set_state(self, state: tuple[int, int]) -> None:
+        _set_raw_state(self._g, state)
+
+
+def _set_raw_state(g, state) -> None:
+    try:
         seed, offset = state
-        self._g.manual_seed(seed)
-        self._g.set_offset(offset)
+    except (TypeError, ValueError):
+        raise TypeError(f"[set_state] expected a (seed, offset) pair from get_state(), got {state!r}") from None
+    g.manual_seed(builtins.int(seed))
+    g.set_offset(builtins.int(offset))
+
+
+def get_rng_state(device=None) -> tuple[int, int]:
+    """(seed, offset) of the default generator of `device` (default: the default device, whose
+    generator also shuffles DataLoaders built without a generator)."""
+    g = _core.default_generator(device)
+    return (g.initial_seed(), g.get_offset())
+
+
+def set_rng_state(new_state: tuple[int, int], device=None) -> None:
+    """Resume the default generator of `device` at a state from get_rng_state()."""
+    _set_raw_state(_core.default_generator(device), new_state)
 
 
 def _raw(generator):

@@ -1,6 +1,6 @@
 """bessemer.nn: layers with torch's names, defaults, initialisation and state_dict keys."""
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import GELU, SiLU
 from .conv import Conv2d
 from .dropout import Dropout
@@ -13,7 +13,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
 
 __all__ = [
-    "Module", "Parameter", "functional", "init",
+    "Module", "Parameter", "functional", "init", "utils",
     "Linear", "Conv2d", "ReLU", "GELU", "SiLU", "Flatten", "Identity", "Sequential", "Dropout", "Embedding",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm",
     "CrossEntropyLoss", "NLLLoss",
