@@ -434,6 +434,8 @@ struct NllBackwardArgs {
   bm_i64 out_strides[BM_MAX_DIMS];
   bm_i64 g_strides[BM_MAX_DIMS];
   bm_i64 t_strides[BM_MAX_DIMS];
+};
+
 // sgd_step_<dtype> / adam_step_<dtype> (shaders/optim.metal): operand 0 is the parameter, 1 the
 // gradient, 2.. the state tensors (sgd: momentum_buffer; adam: exp_avg, exp_avg_sq,
 // max_exp_avg_sq), all of `shape`; element k of operand j is at offset[j] + sum(i_d *

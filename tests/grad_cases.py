@@ -90,6 +90,10 @@ CASES = [
     GradCase("amax", lambda x: x.amax(), lambda x: x.amax(), layouts=_NOT_EMPTY),  # empty: an error, as torch
     GradCase("amax", lambda x: x.amax(dim=-1), lambda x: x.amax(dim=-1), variant="dim", layouts=_NOT_EMPTY),
     GradCase("amin", lambda x: x.amin(dim=0, keepdim=True), lambda x: x.amin(dim=0, keepdim=True)),
+    GradCase("gelu", bm.nn.functional.gelu, torch.nn.functional.gelu),
+    GradCase("gelu_tanh", lambda x: bm.nn.functional.gelu(x, approximate="tanh"),
+             lambda x: torch.nn.functional.gelu(x, approximate="tanh")),
+    GradCase("silu", bm.nn.functional.silu, torch.nn.functional.silu),
     GradCase("softmax", lambda x: bm.softmax(x, dim=-1), lambda x: torch.softmax(x, dim=-1)),
     GradCase("log_softmax", lambda x: bm.log_softmax(x, dim=0), lambda x: torch.log_softmax(x, dim=0)),
     GradCase("matmul", bm.matmul, torch.matmul, ((3, 4), (4, 5)), layouts=("contiguous", "transposed", "sliced",
@@ -105,4 +109,8 @@ CASES = [
 
 # Registry rows whose gradients are tested in files of their own (nn ops with backward kernels),
 # by the test that covers them.
-NN_GRAD_ROWS: dict[str, str] = {}
+NN_GRAD_ROWS: dict[str, str] = {
+    op: "tests/test_nn_autograd.py"
+    for op in ("conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "nll_loss",
+               "embedding")
+}

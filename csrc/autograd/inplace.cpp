@@ -34,8 +34,8 @@ TensorPtr storage_like(const TensorPtr& like, const TensorPtr& layout) {
   return make_view(mem, layout->shape, layout->strides, layout->offset);
 }
 
-void no_double_backward(const TensorPtr& g) {
-  if (grad_enabled() && requires_grad(*g))
+void no_double_backward(const TensorPtr&) {
+  if (grad_enabled())
     throw UnsupportedError("[backward] create_graph through an in-place write into a view (CopySlices) is not "
                            "supported; write out of place");
 }

@@ -6,7 +6,9 @@
 #include "autograd/record.h"
 #include "autograd/rules.h"
 #include "core/errors.h"
+#include "core/ops_nn_misc.h"
 #include "core/ops_nn_pool.h"
+#include "core/ops_norm.h"
 
 namespace bm {
 
@@ -14,8 +16,10 @@ namespace {
 
 using Grads = std::vector<TensorPtr>;
 
-void no_double_backward(const char* op, const TensorPtr& g) {
-  if (grad_enabled() && requires_grad(*g))
+// create_graph=True runs rules in grad mode; these kernels are not recorded, so refuse rather than
+// return gradients without history (silently zero second derivatives).
+void no_double_backward(const char* op, const TensorPtr&) {
+  if (grad_enabled())
     throw UnsupportedError(std::string("[") + op + "] second derivatives (create_graph=True) through " + op +
                            " are not supported");
 }
@@ -66,6 +70,43 @@ void record_adaptive_avg_pool2d(const TensorPtr& input, const TensorPtr& out) {
   });
 }
 
+void record_layer_norm(const TensorPtr& input, const Dims& normalized_shape, const TensorPtr& weight,
+                       const TensorPtr& bias, double eps, const TensorPtr& out) {
+  bool has_bias = bool(bias);
+  record_saved_fn(node_name(OpId::layer_norm), {input, weight, bias}, out, {input, weight},
+                  [normalized_shape, eps, has_bias, bias_geom = bias ? detach(bias) : nullptr](
+                      const TensorPtr& g, const std::vector<TensorPtr>& s, const std::vector<bool>&) -> Grads {
+    no_double_backward("layer_norm", g);
+    NormGrads r = layer_norm_backward(g, s[0], normalized_shape, s[1], has_bias ? bias_geom : nullptr, eps);
+    return {r.input, r.weight, r.bias};
+  });
+}
+
+void record_batch_norm(const TensorPtr& input, const TensorPtr& running_mean, const TensorPtr& running_var,
+                       const TensorPtr& weight, const TensorPtr& bias, bool training, double eps,
+                       const TensorPtr& out) {
+  std::vector<TensorPtr> saved{input, weight};
+  if (!training) { saved.push_back(running_mean); saved.push_back(running_var); }
+  record_saved_fn(node_name(OpId::batch_norm), {input, weight, bias}, out, saved,
+                  [training, eps](const TensorPtr& g, const std::vector<TensorPtr>& s,
+                                  const std::vector<bool>& need) -> Grads {
+    no_double_backward("batch_norm", g);
+    NormGrads r = batch_norm_backward(g, s[0], s[1], training ? nullptr : s[2], training ? nullptr : s[3],
+                                      training, eps);
+    return {r.input, r.weight, need[2] ? r.bias : nullptr};
+  });
+}
+
+void record_nll_loss(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                     const std::string& reduction, const TensorPtr& out) {
+  record_saved_fn(node_name(OpId::nll_loss), {input}, out, {input, target, weight},
+                  [ignore_index, reduction](const TensorPtr& g, const std::vector<TensorPtr>& s,
+                                            const std::vector<bool>&) -> Grads {
+    no_double_backward("nll_loss", g);
+    return {nll_loss_backward(g, s[0], s[1], s[2], ignore_index, reduction)};
+  });
+}
+
 void register_nn_rules(GradRule* table) {
   auto by_op = [&](OpId op, const char* name) {
     GradRule& r = table[size_t(op)];
@@ -76,6 +117,9 @@ void register_nn_rules(GradRule* table) {
   by_op(OpId::max_pool2d, "MaxPool2DWithIndicesBackward0");
   by_op(OpId::avg_pool2d, "AvgPool2DBackward0");
   by_op(OpId::adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0");
+  by_op(OpId::layer_norm, "NativeLayerNormBackward0");
+  by_op(OpId::batch_norm, "NativeBatchNormBackward0");
+  by_op(OpId::nll_loss, "NllLossBackward0");
 }
 
 }  // namespace bm

@@ -4,6 +4,7 @@
 // rows are marked recorded_by_op in the table so docs/ops.md and the coverage test see them.
 #pragma once
 #include <optional>
+#include <string>
 
 #include "core/ops.h"
 #include "core/ops_conv.h"
@@ -21,5 +22,15 @@ struct PoolCall {
 void record_max_pool2d(const TensorPtr& input, const TensorPtr& indices, const PoolCall& c, const TensorPtr& out);
 void record_avg_pool2d(const TensorPtr& input, const PoolCall& c, const TensorPtr& out);
 void record_adaptive_avg_pool2d(const TensorPtr& input, const TensorPtr& out);
+
+void record_layer_norm(const TensorPtr& input, const Dims& normalized_shape, const TensorPtr& weight,
+                       const TensorPtr& bias, double eps, const TensorPtr& out);
+// training: the batch statistics (recomputed from input in backward); else the running ones.
+void record_batch_norm(const TensorPtr& input, const TensorPtr& running_mean, const TensorPtr& running_var,
+                       const TensorPtr& weight, const TensorPtr& bias, bool training, double eps,
+                       const TensorPtr& out);
+// The reduced loss `out` of nll_loss(input, target, weight, ignore_index, reduction).
+void record_nll_loss(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
+                     const std::string& reduction, const TensorPtr& out);
 
 }  // namespace bm

@@ -22,6 +22,7 @@ using Grads = std::vector<TensorPtr>;
 Operand num(double v) { return Scalar::from_double(v); }
 TensorPtr mul(const Operand& a, const Operand& b) { return binary(OpId::mul, a, b); }
 TensorPtr div(const Operand& a, const Operand& b) { return binary(OpId::div, a, b); }
+TensorPtr add(const Operand& a, const Operand& b) { return binary(OpId::add, a, b); }
 TensorPtr sub(const Operand& a, const Operand& b) { return binary(OpId::sub, a, b); }
 TensorPtr neg(const TensorPtr& a) { return unary(OpId::neg, a); }
 TensorPtr cmp(OpId op, const Operand& a, const Operand& b) { return binary(op, a, b); }
@@ -140,13 +141,60 @@ Grads g_amax_amin(const GradCtx& c) {
 }
 
 // ---- softmax, matmul, dropout ----
+// softmax / log_softmax: the fused backward kernel; under create_graph the same formula composed
+// of registry ops, so it can be differentiated again.
 Grads g_softmax(const GradCtx& c) {
+  if (!grad_enabled()) return {softmax_backward(c.grad, c.out, c.args.dim)};
   TensorPtr dot = reduce(OpId::sum, mul(c.grad, c.out), {c.args.dim}, true);
   return {mul(sub(c.grad, dot), c.out)};
 }
 Grads g_log_softmax(const GradCtx& c) {
+  if (!grad_enabled()) return {log_softmax_backward(c.grad, c.out, c.args.dim)};
   TensorPtr s = reduce(OpId::sum, c.grad, {c.args.dim}, true);
   return {sub(c.grad, mul(unary(OpId::exp, c.out), s))};
+}
+
+// ---- activations: backward kernels (which share the forward's float32 formulas); the backward
+// rows have rules of their own (the second derivative, composed), for create_graph ----
+Grads g_gelu(const GradCtx& c) { return {gelu_backward(c.grad, c.t(0))}; }
+Grads g_gelu_tanh(const GradCtx& c) { return {gelu_tanh_backward(c.grad, c.t(0))}; }
+Grads g_silu(const GradCtx& c) { return {silu_backward(c.grad, c.t(0))}; }
+// inputs (g, x) of act_backward(g, x) = g * act'(x): d/dg = act'(x), d/dx = g * act''(x).
+Grads g_gelu_backward(const GradCtx& c) {
+  const TensorPtr &g = c.t(0), &x = c.t(1);
+  TensorPtr gg = c.need(0) ? gelu_backward(c.grad, x) : nullptr;
+  TensorPtr gx;
+  if (c.need(1)) {  // gelu'' = phi(x) * (2 - x^2), phi the standard normal density
+    TensorPtr phi = mul(unary(OpId::exp, mul(mul(x, x), num(-0.5))), num(0.3989422804014327));
+    gx = mul(mul(c.grad, g), mul(phi, sub(num(2), mul(x, x))));
+  }
+  return {gg, gx};
+}
+Grads g_gelu_tanh_backward(const GradCtx& c) {
+  const TensorPtr &g = c.t(0), &x = c.t(1);
+  TensorPtr gg = c.need(0) ? gelu_tanh_backward(c.grad, x) : nullptr;
+  TensorPtr gx;
+  if (c.need(1)) {  // u = k (x + a x^3), t = tanh u: gelu'' = (1 - t^2) (u' + x/2 (u'' - 2 t u'^2))
+    const double k = 0.7978845608028654, a = 0.044715;
+    TensorPtr x2 = mul(x, x);
+    TensorPtr t = unary(OpId::tanh, mul(add(x, mul(mul(x2, x), num(a))), num(k)));
+    TensorPtr du = mul(add(mul(x2, num(3 * a)), num(1)), num(k));
+    TensorPtr d2u = mul(x, num(6 * a * k));
+    TensorPtr inner = add(du, mul(mul(x, num(0.5)), sub(d2u, mul(mul(t, num(2)), mul(du, du)))));
+    gx = mul(mul(c.grad, g), mul(sub(num(1), mul(t, t)), inner));
+  }
+  return {gg, gx};
+}
+Grads g_silu_backward(const GradCtx& c) {
+  const TensorPtr &g = c.t(0), &x = c.t(1);
+  TensorPtr gg = c.need(0) ? silu_backward(c.grad, x) : nullptr;
+  TensorPtr gx;
+  if (c.need(1)) {  // silu'' = s (1 - s) (2 + x (1 - 2 s))
+    TensorPtr sg = unary(OpId::sigmoid, x);
+    TensorPtr d2 = mul(mul(sg, sub(num(1), sg)), add(num(2), mul(x, sub(num(1), mul(sg, num(2))))));
+    gx = mul(mul(c.grad, g), d2);
+  }
+  return {gg, gx};
 }
 Grads g_matmul(const GradCtx& c) {
   // The inputs reached the kernel with equal batch dims (matmul expands them; expand's node sums).
@@ -197,6 +245,12 @@ std::array<GradRule, kNumOps> build_table() {
   row(OpId::log_softmax,  "LogSoftmaxBackward0",      g_log_softmax, 0,            true);
   row(OpId::matmul,       "MmBackward0",              g_matmul,      kIn01,        false);
   row(OpId::dropout,      "NativeDropoutBackward0",   g_dropout,     0,            false);
+  row(OpId::gelu,         "GeluBackward0",            g_gelu,        kIn0,         false);
+  row(OpId::gelu_tanh,    "GeluBackward0",            g_gelu_tanh,   kIn0,         false);
+  row(OpId::silu,         "SiluBackward0",            g_silu,        kIn0,         false);
+  row(OpId::gelu_backward,      "GeluBackwardBackward0", g_gelu_backward,      kIn01, false);
+  row(OpId::gelu_tanh_backward, "GeluBackwardBackward0", g_gelu_tanh_backward, kIn01, false);
+  row(OpId::silu_backward,      "SiluBackwardBackward0", g_silu_backward,      kIn01, false);
   register_nn_rules(t.data());
   return t;
 }

@@ -3,6 +3,7 @@
 // bad call raises before any work is queued and leaves every tensor untouched.
 #include "core/ops_nn_misc.h"
 #include "autograd/record.h"
+#include "autograd/rules_nn.h"
 
 #include <cmath>
 #include <sstream>
@@ -149,6 +150,19 @@ TensorPtr reduce_losses(const TensorPtr& losses, Reduction red, const TensorPtr&
   return mean_by(losses, target_weight_total(input, target, weight, ignore_index));
 }
 
+// nll_gather then the reduction, recorded as one op whose backward is the nll_loss_backward kernel.
+TensorPtr nll_reduced(const TensorPtr& input, const TensorPtr& t, const TensorPtr& w, int64_t ignore_index,
+                      Reduction red, const std::string& reduction) {
+  const bool record = should_record({&input});  // as torch, the class weights get no gradient
+  TensorPtr out;
+  {
+    GradModeGuard off(false);
+    out = reduce_losses(nll_gather(input, t, w, ignore_index), red, input, t, w, ignore_index);
+  }
+  if (record) record_nll_loss(input, t, w, ignore_index, reduction, out);
+  return out;
+}
+
 TensorPtr to_int64(const TensorPtr& t) { return t->dtype == DType::Int64 ? t : cast(t, DType::Int64); }
 
 TensorPtr weight_as(const TensorPtr& weight, DType d) {
@@ -220,7 +234,7 @@ TensorPtr nll_loss(const TensorPtr& input, const TensorPtr& target, const Tensor
   check_index_target("nll_loss", *input, *target);
   check_targets_in_range("nll_loss", *input, *target, ignore_index);
   TensorPtr t = to_int64(target), w = weight_as(weight, input->dtype);
-  return reduce_losses(nll_gather(input, t, w, ignore_index), red, input, t, w, ignore_index);
+  return nll_reduced(input, t, w, ignore_index, red, reduction);
 }
 
 TensorPtr nll_loss_backward(const TensorPtr& grad_out, const TensorPtr& input, const TensorPtr& target,
@@ -305,7 +319,7 @@ TensorPtr cross_entropy(const TensorPtr& input, const TensorPtr& target, const T
   check_targets_in_range(op, *input, *target, ignore_index);
   TensorPtr t = to_int64(target);
   TensorPtr logp = softmax(OpId::log_softmax, input, cd);
-  TensorPtr nll = reduce_losses(nll_gather(logp, t, w, ignore_index), red, input, t, w, ignore_index);
+  TensorPtr nll = nll_reduced(logp, t, w, ignore_index, red, reduction);
   if (label_smoothing == 0) return nll;
   // torch's label smoothing: (1 - eps) * nll + eps / C * (the loss against a uniform target),
   // where the uniform part is -sum_c(w_c * log p_c), zero at ignored targets, reduced like nll.

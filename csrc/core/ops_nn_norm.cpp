@@ -7,6 +7,8 @@
 
 #include "core/errors.h"
 #include "core/ops_norm.h"
+#include "autograd/record.h"
+#include "autograd/rules_nn.h"
 
 namespace bm {
 
@@ -55,6 +57,8 @@ TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const
 
   TensorPtr out = empty_tensor(input->shape, input->dtype, dev);
   if (out->numel() == 0) return out;
+  const bool record = should_record({&input, &weight, &bias});
+  GradModeGuard no_recording(false);  // one node for the whole op (recorded below), not its parts
   OpArgs a;
   a.norm_eps = eps;
   a.norm_ndim = int64_t(k);
@@ -66,6 +70,7 @@ TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const
   if (weight) xs.push_back(contiguous(cast(weight, input->dtype)));
   if (bias) xs.push_back(contiguous(cast(bias, input->dtype)));
   run_op_into(OpId::layer_norm, xs, a, out);
+  if (record) record_layer_norm(input, normalized_shape, weight, bias, eps, out);
   return out;
 }
 
@@ -99,6 +104,8 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
 
   TensorPtr out = empty_tensor(input->shape, input->dtype, dev);
   if (out->numel() == 0) return out;  // as torch: an empty batch leaves the running stats alone
+  const bool record = should_record({&input, &weight, &bias});
+  GradModeGuard no_recording(false);  // one node for the whole op (recorded below), not its parts
 
   TensorPtr mean, var;
   if (training) {
@@ -140,6 +147,7 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
   a.out_dtype = input->dtype;  // the row's Cast rule: the kernel runs in the input's dtype and
                                // reads scale/shift in their own (statistics) dtype
   run_op_into(OpId::batch_norm, {input, scale_x, shift_x}, a, out);
+  if (record) record_batch_norm(input, running_mean, running_var, weight, bias, training, eps, out);
   return out;
 }
 
