@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "core/ops.h"
+#include "core/ops_index.h"
 
 namespace py = pybind11;
 
@@ -22,6 +23,13 @@ void init_pool(py::module_& m);
 void init_norm(py::module_& m);  // norm.cpp
 void init_nn_misc(py::module_& m);
 void init_conv(py::module_& m);
+void init_index(py::module_& m);  // index.cpp
+
+// Indexing (index.cpp): a Python index (int, slice, None, ..., bool, Tensor, list, NumPy array or a
+// tuple of them) as the core's list; lists and arrays become tensors on self's device.
+std::vector<TensorIndex> index_arg(const py::object& index, const TensorPtr& self);
+// t[idx] = value: a Tensor, a number, or array-like data converted to self's dtype and device.
+Operand setitem_value(const py::object& value, const TensorPtr& self);
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

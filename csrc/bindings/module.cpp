@@ -16,6 +16,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_norm(m);
   bm::bind::init_nn_misc(m);
   bm::bind::init_conv(m);
+  bm::bind::init_index(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

@@ -60,6 +60,11 @@ struct OpArgs {
   // so padding='same' with an even kernel pads one more at the bottom/right, as torch does).
   std::array<int64_t, 2> conv_stride{1, 1}, conv_padding{0, 0}, conv_dilation{1, 1};
   int64_t conv_groups = 1;
+  // indexing (core/ops_index.cpp): the dim index_select / index_add / index_copy work along.
+  // floor_divide / remainder (core/ops_math.cpp): the divisor is a Python number the op layer has
+  // already found nonzero, so integer kernels skip their division-by-zero scan.
+  int64_t index_dim = 0;
+  bool divisor_checked = false;
 };
 
 struct KernelCall {

@@ -24,6 +24,7 @@ class CpuBackend final : public Backend {
     cpu::register_norm_kernels(*this);
     cpu::register_nn_misc_kernels(*this);
     cpu::register_conv_kernels(*this);
+    cpu::register_index_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -16,6 +16,7 @@ void register_pool_kernels(Backend& b);       // max/avg/adaptive_avg_pool2d    
 void register_norm_kernels(Backend& b);       // layer_norm batch_norm           - norm.cpp
 void register_nn_misc_kernels(Backend& b);    // dropout embedding nll_loss      - nn_misc.cpp
 void register_conv_kernels(Backend& b);       // conv2d (im2col + BLAS, direct)  - conv.cpp
+void register_index_kernels(Backend& b);      // index_select index_add index_copy nonzero - index.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

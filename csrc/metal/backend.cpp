@@ -28,6 +28,7 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_norm_kernels(*this);
   register_nn_misc_kernels(*this);
   register_conv_kernels(*this);
+  register_index_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;

@@ -23,6 +23,7 @@ void register_pool_kernels(MetalBackend& b);         // max/avg/adaptive_avg_poo
 void register_norm_kernels(MetalBackend& b);         // layer_norm, batch_norm         - ops_norm.cpp
 void register_nn_misc_kernels(MetalBackend& b);      // dropout, embedding, nll_loss   - ops_nn_misc.cpp
 void register_conv_kernels(MetalBackend& b);         // conv2d                         - ops_conv.cpp
+void register_index_kernels(MetalBackend& b);        // index_select/add/copy, nonzero - ops_index.cpp
 
 // "<base>_<dtype name>", the host names shaders instantiate from BM_FOR_EACH_DTYPE.
 inline std::string kernel_name(const std::string& base, DType d) { return base + "_" + dtype_name(d); }
