@@ -24,7 +24,7 @@ TensorPtr index_array(const py::handle& obj, Device* dev) {
   else
     throw IndexError("[index] tensors used as indices must be int64, int32 or bool tensors, got a " + type_name(obj) +
                      " of numpy dtype " + std::string(py::str(arr.dtype())));
-  return from_numpy_copy(np.attr("ascontiguousarray")(arr), dev);
+  return from_numpy_copy(np.attr("asarray")(arr, py::arg("order") = "C"), dev);  // keeps 0-d arrays 0-d
 }
 
 TensorIndex item_arg(const py::handle& it, Device* dev) {
@@ -79,7 +79,7 @@ Operand setitem_value(const py::object& value, const TensorPtr& self) {
     // Converted on the host to self's dtype (bfloat16 through float32), then uploaded.
     static const char* np_names[] = {"bool", "int32", "int64", "float16", "float32", "float32", "float64"};
     py::module_ np = py::module_::import("numpy");
-    py::array arr = np.attr("ascontiguousarray")(np.attr("asarray")(value), np_names[int(self->dtype)]);
+    py::array arr = np.attr("asarray")(value, np_names[int(self->dtype)], py::arg("order") = "C");
     return Operand(cast(from_numpy_copy(arr, self->device()), self->dtype));
   }
   throw TypeError("[index_put] expected a Tensor, a number or an array-like value, got " + type_name(value));

@@ -53,6 +53,7 @@ std::string tag(const char* op) { return std::string("[") + op + "] "; }
 // values on the host (and the device tensor they came from, when there is one).
 struct IntIndex {
   int64_t dim = 0;
+  int64_t odim = 0;  // the dim of t it indexes, for messages
   Shape shape;
   std::vector<int64_t> vals;
   TensorPtr t;
@@ -62,6 +63,7 @@ struct IntIndex {
 // host-made index for a Python bool.
 struct Pending {
   int64_t dim = 0;
+  int64_t odim = 0;  // the first dim of t it indexes (messages name t's dims, as torch)
   TensorPtr t;
   std::vector<int64_t> host;  // when !t: the values ([0] or [])
 };
@@ -107,17 +109,19 @@ Basic apply_basic(const char* op, const TensorPtr& t, const std::vector<TensorIn
     throw IndexError(tag(op) + "too many indices for a tensor of dimension " + std::to_string(t->ndim()) + " (got " +
                      std::to_string(consumed) + ")");
   Basic r{t, {}};
-  int64_t dim = 0;
+  int64_t dim = 0, odim = 0;  // the next dim of the view, and of t
   auto select_int = [&](int64_t i) {
     const int64_t size = r.view->shape[size_t(dim)];
     if (i < -size || i >= size)
       throw IndexError(tag(op) + "index " + std::to_string(i) + " is out of bounds for dimension " +
-                       std::to_string(dim) + " with size " + std::to_string(size));
+                       std::to_string(odim) + " with size " + std::to_string(size));
     r.view = select(r.view, dim, i);
+    ++odim;
   };
   auto bool_index = [&](bool b) {  // torch: a new dim of size 1, indexed by [0] or by []
     r.view = unsqueeze(r.view, dim);
     Pending p;
+    p.odim = odim;
     p.dim = dim++;
     if (b) p.host.push_back(0);
     r.adv.push_back(std::move(p));
@@ -128,9 +132,13 @@ Basic apply_basic(const char* op, const TensorPtr& t, const std::vector<TensorIn
       case Kind::Slice:
         if (x.step <= 0) throw ValueError(tag(op) + "step must be greater than zero, got " + std::to_string(x.step));
         r.view = slice(r.view, dim++, x.start, x.stop, x.step);
+        ++odim;
         break;
       case Kind::None: r.view = unsqueeze(r.view, dim++); break;
-      case Kind::Ellipsis: dim += t->ndim() - consumed; break;
+      case Kind::Ellipsis:
+        dim += t->ndim() - consumed;
+        odim += t->ndim() - consumed;
+        break;
       case Kind::Bool: bool_index(x.b); break;
       case Kind::Tensor: {
         const Tensor& it = *x.t;
@@ -144,10 +152,11 @@ Basic apply_basic(const char* op, const TensorPtr& t, const std::vector<TensorIn
             if (it.shape[size_t(k)] != r.view->shape[size_t(dim + k)])
               throw IndexError(tag(op) + "the shape of the mask " + shape_str(it.shape) + " at index " +
                                std::to_string(k) + " does not match the shape of the indexed tensor " +
-                               shape_str(r.view->shape) + " at index " + std::to_string(dim + k));
+                               shape_str(t->shape) + " at index " + std::to_string(odim + k));
         }
-        r.adv.push_back(Pending{dim, x.t, {}});
+        r.adv.push_back(Pending{dim, odim, x.t, {}});
         dim += it.dtype == DType::Bool ? it.ndim() : 1;
+        odim += it.dtype == DType::Bool ? it.ndim() : 1;
         break;
       }
     }
@@ -161,18 +170,18 @@ std::vector<IntIndex> int_indices(const char* op, const Basic& b) {
   std::vector<IntIndex> out;
   for (const Pending& p : b.adv) {
     if (!p.t) {
-      out.push_back(IntIndex{p.dim, {int64_t(p.host.size())}, p.host, nullptr});
+      out.push_back(IntIndex{p.dim, p.odim, {int64_t(p.host.size())}, p.host, nullptr});
     } else if (p.t->dtype == DType::Bool) {
       TensorPtr nz = nonzero(p.t);
       const int64_t n = nz->shape[0], k = nz->shape[1];
       std::vector<int64_t> all = index_values_on_host(*nz);
       for (int64_t c = 0; c < k; ++c) {
-        IntIndex ii{p.dim + c, {n}, std::vector<int64_t>(size_t(n)), select(nz, 1, c)};
+        IntIndex ii{p.dim + c, p.odim + c, {n}, std::vector<int64_t>(size_t(n)), select(nz, 1, c)};
         for (int64_t r = 0; r < n; ++r) ii.vals[size_t(r)] = all[size_t(r * k + c)];
         out.push_back(std::move(ii));
       }
     } else {
-      out.push_back(IntIndex{p.dim, p.t->shape, index_values_on_host(*p.t), p.t});
+      out.push_back(IntIndex{p.dim, p.odim, p.t->shape, index_values_on_host(*p.t), p.t});
     }
   }
   for (const IntIndex& ii : out) {
@@ -180,7 +189,7 @@ std::vector<IntIndex> int_indices(const char* op, const Basic& b) {
     for (int64_t v : ii.vals)
       if (v < -size || v >= size)
         throw IndexError(tag(op) + "index " + std::to_string(v) + " is out of bounds for dimension " +
-                         std::to_string(ii.dim) + " with size " + std::to_string(size));
+                         std::to_string(ii.odim) + " with size " + std::to_string(size));
   }
   return out;
 }
