@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_indexing import TORCH, check
 
 import bessemer as bm
 from harness import DEVICES, dtypes_on, make_input
-from test_indexing import TORCH, check
 
 FLOATS = [bm.float32, bm.float16, bm.bfloat16, bm.float64]
 INTS = [bm.int32, bm.int64]
@@ -187,8 +187,9 @@ def test_any_all_special_cases(device):
         assert bm.all(bm.tensor([-0.0, 1.0], device=device).to(dtype), 0).item() is False
     for shape, dim in (((0,), None), ((2, 0), 1), ((0, 3), 0), ((0, 3), None)):
         z = bm.zeros(*shape, device=device)
-        check(bm.any(z, dim), torch.any(torch.zeros(shape), dim=dim) if dim is not None else torch.any(torch.zeros(shape)))
-        check(bm.all(z, dim), torch.all(torch.zeros(shape), dim=dim) if dim is not None else torch.all(torch.zeros(shape)))
+        kw = {} if dim is None else {"dim": dim}
+        check(bm.any(z, dim), torch.any(torch.zeros(shape), **kw))
+        check(bm.all(z, dim), torch.all(torch.zeros(shape), **kw))
     s = bm.tensor(3, device=device)
     assert bm.any(s).item() and bm.all(s, 0).item() and bm.any(s, -1, True).shape == ()
     big = bm.zeros(70000, dtype=bm.bool, device=device)  # long reductions take the split path on Metal

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_indexing import IDX_LAYOUTS, TORCH, X_LAYOUTS, check, make_index
 
 import bessemer as bm
 from harness import DEVICES, dtypes_on, make_input
-from test_indexing import IDX_LAYOUTS, TORCH, X_LAYOUTS, check, make_index
 
 ALL = [bm.float32, bm.float16, bm.bfloat16, bm.float64, bm.int32, bm.int64, bm.bool]
 

@@ -47,7 +47,8 @@ TensorIndex item_arg(const py::handle& it, Device* dev) {
   if (py::isinstance<Tensor>(it)) return TensorIndex::from_tensor(it.cast<TensorPtr>());
   if (py::isinstance<py::array>(it) || PyList_Check(o)) return TensorIndex::from_tensor(index_array(it, dev));
   if (py::hasattr(it, "__index__")) return TensorIndex::from_int(it.attr("__index__")().cast<int64_t>());
-  throw IndexError("[index] only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool tensors, "
+  // TypeError (torch says IndexError): an index of the wrong type, as Python's own sequences say.
+  throw TypeError("[index] only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool tensors, "
                   "lists or arrays are valid indices, got " + type_name(it));
 }
 
