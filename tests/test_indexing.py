@@ -291,6 +291,11 @@ def test_setitem_advanced(device, layout, idtype):
     m3 = rng.random(SHAPE) < 0.3
     _set_both(t, ref, bm.tensor(m3, device=device), torch.tensor(m3), bm.tensor(3, device=device), torch.tensor(3))
     _set_both(t, ref, t > 1, ref > 1, 0.0, 0.0)
+    m4, m5 = rng.random(4) < 0.5, rng.random((4, 5)) < 0.5
+    _set_both(t, ref, (slice(None), bm.tensor(m4, device=device)), (slice(None), torch.tensor(m4)), 3, 3)
+    _set_both(t, ref, (None, Ellipsis, bm.tensor(m5, device=device)), (None, Ellipsis, torch.tensor(m5)), -1.5, -1.5)
+    _set_both(t, ref, (slice(1, None), bm.tensor(m5, device=device)), (slice(1, None), torch.tensor(m5)),
+              bm.tensor(4.0, device=device), torch.tensor(4.0))
     _set_both(t, ref, (bm.tensor([], dtype=idtype, device=device),), (torch.tensor([], dtype=torch.int64),), 9.0, 9.0)
 
 

@@ -27,25 +27,31 @@ TensorPtr index_array(const py::handle& obj, Device* dev) {
   return from_numpy_copy(np.attr("asarray")(arr, py::arg("order") = "C"), dev);  // keeps 0-d arrays 0-d
 }
 
+std::optional<int64_t> slice_part(PyObject* v) {
+  if (v == Py_None) return std::nullopt;
+  if (PyLong_Check(v) && !PyBool_Check(v)) return py::handle(v).cast<int64_t>();
+  py::handle h(v);
+  if (!py::hasattr(h, "__index__")) throw TypeError("[index] slice indices must be integers or None, got " + type_name(h));
+  return h.attr("__index__")().cast<int64_t>();
+}
+
 TensorIndex item_arg(const py::handle& it, Device* dev) {
   PyObject* o = it.ptr();
-  if (it.is_none()) return TensorIndex::none();
+  // The common kinds first, without touching NumPy.
+  if (PyBool_Check(o)) return TensorIndex::from_bool(o == Py_True);
+  if (PyLong_Check(o)) return TensorIndex::from_int(it.cast<int64_t>());
+  if (o == Py_None) return TensorIndex::none();
   if (o == Py_Ellipsis) return TensorIndex::ellipsis();
   if (PySlice_Check(o)) {
-    auto part = [&](const char* name) -> std::optional<int64_t> {
-      py::object v = it.attr(name);
-      if (v.is_none()) return std::nullopt;
-      if (!py::hasattr(v, "__index__"))
-        throw TypeError("[index] slice indices must be integers or None, got " + type_name(v));
-      return v.attr("__index__")().cast<int64_t>();
-    };
-    std::optional<int64_t> step = part("step");
-    return TensorIndex::from_slice(part("start"), part("stop"), step ? *step : 1);
+    auto* s = reinterpret_cast<PySliceObject*>(o);
+    std::optional<int64_t> step = slice_part(s->step);
+    return TensorIndex::from_slice(slice_part(s->start), slice_part(s->stop), step ? *step : 1);
   }
-  py::module_ np = py::module_::import("numpy");
-  if (PyBool_Check(o) || py::isinstance(it, np.attr("bool_"))) return TensorIndex::from_bool(it.cast<bool>());
   if (py::isinstance<Tensor>(it)) return TensorIndex::from_tensor(it.cast<TensorPtr>());
-  if (py::isinstance<py::array>(it) || PyList_Check(o)) return TensorIndex::from_tensor(index_array(it, dev));
+  if (PyList_Check(o)) return TensorIndex::from_tensor(index_array(it, dev));
+  static py::object* np_bool = new py::object(py::module_::import("numpy").attr("bool_"));  // lives with the module
+  if (py::isinstance(it, *np_bool)) return TensorIndex::from_bool(it.cast<bool>());
+  if (py::isinstance<py::array>(it)) return TensorIndex::from_tensor(index_array(it, dev));
   if (py::hasattr(it, "__index__")) return TensorIndex::from_int(it.attr("__index__")().cast<int64_t>());
   // TypeError (torch says IndexError): an index of the wrong type, as Python's own sequences say.
   throw TypeError("[index] only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool tensors, "

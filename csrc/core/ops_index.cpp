@@ -294,6 +294,15 @@ TensorPtr index(const TensorPtr& t, const std::vector<TensorIndex>& idx) {
 void index_put_(const TensorPtr& t, const std::vector<TensorIndex>& idx, const Operand& value) {
   const char* op = "index_put";
   Basic b = apply_basic(op, t, idx, value.is_scalar() ? nullptr : value.t.get());
+  if (value.is_scalar() && b.adv.size() == 1 && b.adv[0].t && b.adv[0].t->dtype == DType::Bool) {
+    // t[mask] = number: one elementwise pass, view := where(mask, number, view), with the mask
+    // viewed to broadcast over the dims it does not cover. No nonzero(), no host read.
+    const TensorPtr& mask = b.adv[0].t;
+    Dims s(size_t(b.view->ndim()), 1);
+    for (int64_t k = 0; k < mask->ndim(); ++k) s[size_t(b.adv[0].dim + k)] = mask->shape[size_t(k)];
+    copy_into(b.view, where(reshape(mask, s), scalar_tensor(value.s, t->dtype, t->device()), b.view));
+    return;
+  }
   Advanced a;
   if (!b.adv.empty()) a = plan_advanced(op, b);
   const Shape& target = b.adv.empty() ? b.view->shape : a.result_shape;

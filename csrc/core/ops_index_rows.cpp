@@ -158,16 +158,33 @@ void index_copy_(const TensorPtr& t, int64_t dim, const TensorPtr& index, const 
   check_src_shape(op, *td, dim, *src, n);
   std::vector<int64_t> v = checked_values(op, *index, dim, td->shape[size_t(dim)]);
   if (n == 0 || td->numel() == 0) return;
-  // One write per target row: the last source row naming it (stable sort by target).
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return v[size_t(a)] < v[size_t(b)]; });
+  // One write per target row: the last source row naming it, targets in increasing order.
   std::vector<int64_t> targets, sources;
-  for (size_t k = 0; k < order.size(); ++k)
-    if (k + 1 == order.size() || v[size_t(order[k + 1])] != v[size_t(order[k])]) {
-      targets.push_back(v[size_t(order[k])]);
-      sources.push_back(order[k]);
-    }
+  const int64_t rows = td->shape[size_t(dim)];
+  bool increasing = true;
+  for (int64_t k = 1; k < n && increasing; ++k) increasing = v[size_t(k)] > v[size_t(k - 1)];
+  if (increasing) {  // masks and nonzero() give these: already unique
+    targets = v;
+    sources.resize(size_t(n));
+    std::iota(sources.begin(), sources.end(), 0);
+  } else if (rows <= 4 * n + 4096) {  // a last-writer table over the rows
+    std::vector<int64_t> last(size_t(rows), -1);
+    for (int64_t k = 0; k < n; ++k) last[size_t(v[size_t(k)])] = k;
+    for (int64_t r = 0; r < rows; ++r)
+      if (last[size_t(r)] >= 0) {
+        targets.push_back(r);
+        sources.push_back(last[size_t(r)]);
+      }
+  } else {  // few indices into many rows: a stable sort by target
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return v[size_t(a)] < v[size_t(b)]; });
+    for (size_t k = 0; k < order.size(); ++k)
+      if (k + 1 == order.size() || v[size_t(order[k + 1])] != v[size_t(order[k])]) {
+        targets.push_back(v[size_t(order[k])]);
+        sources.push_back(order[k]);
+      }
+  }
   const int64_t nu = int64_t(targets.size());
   targets.insert(targets.end(), sources.begin(), sources.end());
   OpArgs a;
