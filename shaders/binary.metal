@@ -52,6 +52,52 @@ struct pow_op {
   static float apply(float a, float b) { return b == 2.0f ? a * a : precise::pow(a, b); }
 };
 
+// floor_divide / remainder: csrc/cpu/binary.cpp's formulas (torch's). Integers: the quotient
+// rounded toward -inf, the remainder with the divisor's sign; b == -1 is special-cased so INT_MIN
+// // -1 wraps; a zero divisor never gets here (the host raises first) and gives 0. Floats: from
+// fmod, which is exact; a zero divisor gives a / b (inf or nan).
+struct floor_divide_op {
+  static int apply(int a, int b) {
+    if (b == 0) return 0;
+    if (b == -1) return bm_wrap(uint(0) - uint(a));
+    int q = a / b, r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+  }
+  static long apply(long a, long b) {
+    if (b == 0) return 0;
+    if (b == -1) return bm_wrap(ulong(0) - ulong(a));
+    long q = a / b, r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+  }
+  static float apply(float a, float b) {
+    if (b == 0.0f) return a / b;
+    float mod = precise::fmod(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+    if (div == 0.0f) return copysign(0.0f, a / b);
+    float fl = floor(div);
+    if (div - fl > 0.5f) fl += 1.0f;
+    return fl;
+  }
+};
+struct remainder_op {
+  static int apply(int a, int b) {
+    if (b == 0 || b == -1) return 0;
+    int r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+  static long apply(long a, long b) {
+    if (b == 0 || b == -1) return 0;
+    long r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+  static float apply(float a, float b) {
+    float mod = precise::fmod(a, b);
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) mod += b;
+    return mod;
+  }
+};
+
 // A NaN on either side gives NaN (MSL's fmax/fmin would drop it); otherwise the CPU's choice,
 // which keeps torch's sign of zero (maximum(-0., 0.) == -0.).
 struct maximum_op {
@@ -140,6 +186,17 @@ kernel void pow_check_negative(device const T* e [[buffer(0)]],
   if (e[o.v[0]] < T(0)) atomic_store_explicit(flag, 1, memory_order_relaxed);
 }
 
+// floor_divide / remainder's check, as pow_check_negative: sets *flag when any divisor is zero.
+template <typename T>
+kernel void divisor_check_zero(device const T* e [[buffer(0)]],
+                               device atomic_int* flag [[buffer(1)]],
+                               constant ElementwiseArgs& args [[buffer(2)]],
+                               uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= args.numel) return;
+  bm_offsets o = bm_strided_offsets(args, gid, 1);
+  if (e[o.v[0]] == T(0)) atomic_store_explicit(flag, 1, memory_order_relaxed);
+}
+
 // ---- instantiations: "<op>_strided_<dtype>", "<op>_1d_<dtype>" for the dtypes of each op's row ----
 
 #define BM_ARITH_OPS(X) \
@@ -152,7 +209,9 @@ kernel void pow_check_negative(device const T* e [[buffer(0)]],
   X(minimum, ALL)       \
   X(gelu_backward, FLOAT) \
   X(gelu_tanh_backward, FLOAT) \
-  X(silu_backward, FLOAT)
+  X(silu_backward, FLOAT) \
+  X(floor_divide, NUMERIC) \
+  X(remainder, NUMERIC)
 #define BM_COMPARE_OPS(X) \
   X(eq, ALL)              \
   X(ne, ALL)              \
@@ -177,3 +236,8 @@ BM_COMPARE_OPS(BM_COMPARE_OP)
   template [[host_name("pow_check_negative_" #NAME)]] [[kernel]] decltype(pow_check_negative<T>) \
       pow_check_negative<T>;
 BM_DTYPES_INT(BM_POW_CHECK_INSTANTIATE, _)
+
+#define BM_DIVISOR_CHECK_INSTANTIATE(T, NAME, UNUSED)                                             \
+  template [[host_name("divisor_check_zero_" #NAME)]] [[kernel]] decltype(divisor_check_zero<T>) \
+      divisor_check_zero<T>;
+BM_DTYPES_INT(BM_DIVISOR_CHECK_INSTANTIATE, _)

@@ -450,3 +450,65 @@ struct OptimArgs {
   bm_i64 strides[BM_OPTIM_OPERANDS][BM_MAX_DIMS];
   float c[8];
 };
+
+// ---- indexing (shaders/index.metal, csrc/metal/ops_index.cpp) ----
+// A launch covers `shape` (ndim dims merged by the host). Element e has, for operand k, the
+// offset offset[k] + sum(i_d * strides[k][d]). The row operands see the row dim with stride 0 (the
+// kernel adds row * row_stride itself), and the last operand is the row number: stride 1 along
+// the row dim, 0 elsewhere, offset 0.
+
+// index_rows_<dtype>_<index dtype> (index_select, index_copy): operand 0 = dst, 1 = src, 2 = k.
+// src row = smap[smap_offset + k * smap_stride]; dst row = has_dmap ? dmap[dmap_offset + k *
+// dmap_stride] : k. A src row outside [0, src_rows) writes 0 and a dst row outside [0, dst_rows)
+// is skipped (the host has rejected such indices; the guard only keeps memory safe).
+struct IndexRowsArgs {
+  bm_i64 numel;
+  bm_i64 offset[3];
+  bm_i64 strides[3][BM_MAX_DIMS];
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 src_row_stride;
+  bm_i64 dst_row_stride;
+  bm_i64 src_rows;
+  bm_i64 dst_rows;
+  bm_i64 smap_offset;
+  bm_i64 smap_stride;
+  bm_i64 dmap_offset;
+  bm_i64 dmap_stride;
+  bm_i32 ndim;
+  bm_i32 has_dmap;
+};
+
+// index_add_<dtype>: operand 0 = out, 1 = base, 2 = src (row dim at stride 0), 3 = p (the row).
+// out = base + sum over q in [csr[p], csr[p + 1]) of src row csr[rows + 1 + q], in q order,
+// accumulated in float for half types (integers wrap, bool is or). csr indices from csr_offset.
+struct IndexAddArgs {
+  bm_i64 numel;
+  bm_i64 offset[4];
+  bm_i64 strides[4][BM_MAX_DIMS];
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 src_row_stride;
+  bm_i64 rows;
+  bm_i64 csr_offset;
+  bm_i32 ndim;
+  bm_i32 pad_;
+};
+
+// nonzero, three launches over chunks of `chunk` logical (row-major) elements of the input
+// (shape/strides: its own dims, up to BM_MAX_DIMS, unmerged since they are the coordinates):
+// nonzero_count_<dtype>: counts[c] = the nonzero elements of chunk c; nonzero_scan: one thread
+// makes counts exclusive prefix sums; nonzero_write_<dtype>: chunk c writes its elements'
+// coordinates as rows counts[c], counts[c] + 1, ... (below n_out) of out (int64).
+struct NonzeroArgs {
+  bm_i64 numel;
+  bm_i64 chunk;
+  bm_i64 n_chunks;
+  bm_i64 in_offset;
+  bm_i64 out_offset;
+  bm_i64 out_row_stride;
+  bm_i64 out_col_stride;
+  bm_i64 n_out;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 strides[BM_MAX_DIMS];
+  bm_i32 ndim;
+  bm_i32 pad_;
+};

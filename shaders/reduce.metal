@@ -105,6 +105,26 @@ struct ArgOp {
   static void store(device Out* out, long at, S s, constant ReduceArgs&) { out[at] = s.i; }
 };
 
+// any / all: a 0/1 int state, bool output whatever the input dtype; NaN counts as true (x != 0).
+inline int bm_truth(bool x) { return x ? 1 : 0; }
+inline int bm_truth(int x) { return x != 0 ? 1 : 0; }
+inline int bm_truth(long x) { return x != 0 ? 1 : 0; }
+inline int bm_truth(half x) { return float(x) != 0.0f ? 1 : 0; }
+inline int bm_truth(bfloat x) { return float(x) != 0.0f ? 1 : 0; }
+inline int bm_truth(float x) { return x != 0.0f ? 1 : 0; }
+
+template <typename T, bool kAll>
+struct AnyAllOp {
+  typedef T In;
+  typedef bool Out;
+  typedef int S;
+  static S identity() { return kAll ? 1 : 0; }
+  static S load(T x, long) { return bm_truth(x); }
+  static S combine(S a, S b) { return kAll ? (a & b) : (a | b); }
+  static S simd_reduce(S v) { return kAll ? simd_all_min(v) : simd_all_max(v); }
+  static void store(device Out* out, long at, S s, constant ReduceArgs&) { out[at] = s != 0; }
+};
+
 // ---------- kernels ----------
 
 // This thread's share of reduced elements [j0, j1): j0 + lid, j0 + lid + tsize, ...
@@ -332,6 +352,13 @@ template <typename T> struct ArgminOp : ArgOp<T, false> {};
   BM_REDUCE_OP(amax, AmaxOp<T>, NAME) \
   BM_REDUCE_OP(amin, AminOp<T>, NAME)
 BM_FOR_EACH_DTYPE(BM_REDUCE_ALL)
+
+template <typename T> struct AnyOp : AnyAllOp<T, false> {};
+template <typename T> struct AllOp : AnyAllOp<T, true> {};
+#define BM_REDUCE_ANY_ALL(T, NAME)  \
+  BM_REDUCE_OP(any, AnyOp<T>, NAME) \
+  BM_REDUCE_OP(all, AllOp<T>, NAME)
+BM_FOR_EACH_DTYPE(BM_REDUCE_ANY_ALL)
 
 #define BM_REDUCE_ARG(T, NAME)              \
   BM_REDUCE_OP(argmax, ArgmaxOp<T>, NAME) \

@@ -684,3 +684,63 @@ def _optim_cases() -> list[Case]:
 
 
 CASES += _optim_cases()
+# ---- indexing rows, floor_divide / remainder, any / all (more in test_indexing.py and
+# test_floor_mod_any_all.py, against torch) ----
+def _index_cases() -> list[Case]:
+    sel = np.array([2, 0, 2, 1])       # rows picked along dim 0 (a 0-d input takes a single index)
+    table = np.arange(20, dtype=np.float32).reshape(4, 5) / 4 - 2
+    add_idx = np.array([0, 2, 0, 3, 0])  # duplicates accumulate, in index order
+    copy_idx = np.array([3, 0, 1])
+
+    def src_like(x, n, dtype=None):
+        """n rows shaped like x's rows, values a function of position (bool: != 0)."""
+        rows = x.shape[1:] if x.ndim else ()
+        v = (np.arange(n * int(np.prod(rows, dtype=np.int64))).reshape((n, *rows)) % 7 - 3).astype(np.float64) / 2
+        if dtype is None:  # numpy reference side
+            return v != 0 if x.dtype == bool else (np.round(v) if x.dtype.kind in "iu" else v)
+        if dtype == bm.bool:
+            return bm.tensor(v != 0, device=x.device)
+        return bm.tensor(np.round(v) if dtype in (bm.int32, bm.int64) else v, dtype=dtype, device=x.device)
+
+    def add_ref(x):
+        out = x.copy()
+        src = src_like(x, len(add_idx))
+        if x.dtype == bool:
+            for k, i in enumerate(add_idx):
+                out[i] |= src[k]
+        else:
+            np.add.at(out, add_idx, src)
+        return out
+
+    def copy_ref(x):
+        out = x.copy()
+        out[copy_idx] = src_like(x, len(copy_idx))
+        return out
+
+    def nonzero_safe(fn):
+        return lambda a, b: fn(a, bm.where(b == 0, 1, b))
+
+    def np_nonzero_safe(fn):
+        return lambda a, b: fn(a, np.where(b == 0, 1, b))
+
+    return [
+        Case("index_select", lambda x: bm.index_select(x, 0, bm.tensor(sel, device=x.device)), lambda x: x[sel],
+             errors={"0d": ValueError}, variant="input"),
+        Case("index_select", lambda i: bm.index_select(bm.tensor(table, device=i.device), 0, i),
+             lambda i: table[np.atleast_1d(i).astype(np.int64)], dtypes=list(INTS), domain="exp", out=bm.float32,
+             shapes=((6,),), variant="index"),
+        Case("index_add", lambda x: bm.index_add(x, 0, bm.tensor(add_idx, device=x.device), src_like(x, 5, x.dtype)),
+             add_ref, shape=(4, 3), errors={"0d": IndexError}),
+        Case("index_copy", lambda x: bm.index_copy(x, 0, bm.tensor(copy_idx, device=x.device), src_like(x, 3, x.dtype)),
+             copy_ref, shape=(4, 3), errors={"0d": IndexError}),
+        Case("nonzero", bm.nonzero, np.argwhere, out="int64"),
+        Case("floor_divide", nonzero_safe(bm.floor_divide), np_nonzero_safe(np.floor_divide), nin=2,
+             dtypes=FLOATS + INTS, domain=("any", "small")),
+        Case("remainder", nonzero_safe(bm.remainder), np_nonzero_safe(np.remainder), nin=2,
+             dtypes=FLOATS + INTS, domain=("any", "small")),
+        *_reduce_rows("any", bm.any, np.any, ALL_DTYPES, "bool"),
+        *_reduce_rows("all", bm.all, np.all, ALL_DTYPES, "bool"),
+    ]
+
+
+CASES += _index_cases()

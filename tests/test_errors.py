@@ -19,8 +19,8 @@ CASES = [
                                                                   r"size 6"),
     ("negative size", lambda x, y: x.reshape(-2, 3), ValueError, r"\[reshape\] invalid size -2"),
     ("negative factory size", lambda x, y: bm.zeros(2, -1, device=x.device), ValueError, r"negative dimension -1"),
-    ("index out of range", lambda x, y: x[2], IndexError, r"\[select\] index 2 is out of bounds for dim 0 with "
-                                                          r"size 2"),
+    ("index out of range", lambda x, y: x[2], IndexError, r"\[index\] index 2 is out of bounds for dimension 0 "
+                                                          r"with size 2"),
     ("unsupported dtype", lambda x, y: x.to(bm.int32).mean(), bm.UnsupportedError,
      r"\[mean\] expected a floating point input, got int32"),
     ("bool subtraction", lambda x, y: (x > 0) - (x > 1), bm.UnsupportedError, r"\[sub\] dtype bool is not supported"),

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "core/ops.h"
+#include "core/ops_index.h"
 
 namespace py = pybind11;
 
@@ -26,6 +27,13 @@ void init_autograd(py::module_& m);  // after init_tensor: adds to the Tensor cl
 void init_inplace(py::module_& m, py::class_<Tensor, TensorPtr>& cls);
 void init_backward(py::module_& m);  // backward.cpp: _core._<op>_backward (h2)
 void init_optim(py::module_& m);  // optim.cpp
+void init_index(py::module_& m);  // index.cpp
+
+// Indexing (index.cpp): a Python index (int, slice, None, ..., bool, Tensor, list, NumPy array or a
+// tuple of them) as the core's list; lists and arrays become tensors on self's device.
+std::vector<TensorIndex> index_arg(const py::object& index, const TensorPtr& self);
+// t[idx] = value: a Tensor, a number, or array-like data converted to self's dtype and device.
+Operand setitem_value(const py::object& value, const TensorPtr& self);
 
 // The one Python object for each device, so `bm.device("cpu") is bm.device("cpu")`.
 py::object device_object(Device* d);

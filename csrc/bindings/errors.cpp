@@ -23,6 +23,8 @@ void init_errors(py::module_& m) {
       py::set_error(PyExc_TypeError, e.what());
     } catch (const OutOfMemoryError& e) {
       py::set_error(PyExc_MemoryError, e.what());
+    } catch (const ZeroDivisionError& e) {
+      py::set_error(PyExc_ZeroDivisionError, e.what());
     } catch (const std::bad_alloc&) {
       py::set_error(PyExc_MemoryError, "[alloc] out of memory");
     } catch (const Error& e) {

@@ -19,6 +19,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_autograd(m);
   bm::bind::init_backward(m);
   bm::bind::init_optim(m);
+  bm::bind::init_index(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

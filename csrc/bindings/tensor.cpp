@@ -13,48 +13,6 @@ py::object binary_op(OpId op, const TensorPtr& self, const py::object& other, bo
   return py::cast(reflected ? binary(op, o, Operand(self)) : binary(op, Operand(self), o));
 }
 
-// t[index]: ints, slices (positive steps), None, Ellipsis, or a tuple of them.
-TensorPtr getitem(const TensorPtr& t, const py::object& index) {
-  py::tuple items = py::isinstance<py::tuple>(index) ? index.cast<py::tuple>() : py::make_tuple(index);
-  int64_t consumed = 0, ellipses = 0;
-  for (auto it : items) {
-    if (it.is_none()) continue;
-    if (it.ptr() == Py_Ellipsis) { ++ellipses; continue; }
-    ++consumed;
-  }
-  if (ellipses > 1) throw IndexError("[getitem] an index can only have a single ellipsis ('...')");
-  if (consumed > t->ndim())
-    throw IndexError("[getitem] too many indices for a tensor of dimension " + std::to_string(t->ndim()) + " (got " +
-                     std::to_string(consumed) + ")");
-  TensorPtr r = t;
-  int64_t dim = 0;
-  for (auto it : items) {
-    PyObject* o = it.ptr();
-    if (it.is_none()) {
-      r = unsqueeze(r, dim++);
-    } else if (o == Py_Ellipsis) {
-      dim += t->ndim() - consumed;
-    } else if (PySlice_Check(o)) {
-      py::slice sl = py::reinterpret_borrow<py::slice>(it);
-      auto get = [&](const char* name) -> std::optional<int64_t> {
-        py::object v = sl.attr(name);
-        if (v.is_none()) return std::nullopt;
-        return v.attr("__index__")().cast<int64_t>();
-      };
-      std::optional<int64_t> step = get("step");
-      r = slice(r, dim++, get("start"), get("stop"), step ? *step : 1);
-    } else if ((PyLong_Check(o) && !PyBool_Check(o)) || (py::hasattr(it, "__index__") && !PyBool_Check(o) &&
-                                                         !py::isinstance<Tensor>(it))) {
-      r = select(r, dim, it.attr("__index__")().cast<int64_t>());
-    } else {
-      throw TypeError("[getitem] only integers, slices, None and ... are valid indices, got " +
-                      std::string(py::str(py::type::of(it).attr("__name__"))) +
-                      " (boolean and tensor indexing are not available)");
-    }
-  }
-  return r;
-}
-
 std::vector<int64_t> dims_arg(const char* op, const py::object& dim) {
   if (dim.is_none()) return {};
   return int_list_arg(op, dim);
@@ -99,7 +57,11 @@ void init_tensor(py::module_& m) {
       }, py::arg("dim") = py::none())
       .def("expand", [](const TensorPtr& t, py::args a) { return expand(t, sizes_from_args("expand", a)); })
       .def("flatten", &flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
-      .def("__getitem__", &getitem)
+      // indexing: translated by bindings/index.cpp, done by core/ops_index.cpp
+      .def("__getitem__", [](const TensorPtr& t, const py::object& i) { return index(t, index_arg(i, t)); })
+      .def("__setitem__", [](const TensorPtr& t, const py::object& i, const py::object& v) {
+        index_put_(t, index_arg(i, t), setitem_value(v, t));
+      })
       // arithmetic
       .def("__add__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::add, t, o, false); })
       .def("__radd__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::add, t, o, true); })
@@ -109,6 +71,10 @@ void init_tensor(py::module_& m) {
       .def("__rmul__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::mul, t, o, true); })
       .def("__truediv__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::div, t, o, false); })
       .def("__rtruediv__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::div, t, o, true); })
+      .def("__floordiv__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::floor_divide, t, o, false); })
+      .def("__rfloordiv__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::floor_divide, t, o, true); })
+      .def("__mod__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::remainder, t, o, false); })
+      .def("__rmod__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::remainder, t, o, true); })
       .def("__pow__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::pow, t, o, false); })
       .def("__rpow__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::pow, t, o, true); })
       .def("__eq__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::eq, t, o, false); })

@@ -12,5 +12,6 @@ struct ValueError : Error { using Error::Error; };
 struct IndexError : Error { using Error::Error; };
 struct TypeError : Error { using Error::Error; };
 struct OutOfMemoryError : Error { using Error::Error; };                           // MemoryError
+struct ZeroDivisionError : Error { using Error::Error; };                          // ZeroDivisionError
 
 }  // namespace bm

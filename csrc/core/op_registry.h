@@ -75,6 +75,11 @@ struct OpArgs {
     bool amsgrad = false, decoupled_weight_decay = false;  // adam; AdamW decouples
     bool maximize = false;
   } optim;
+  // indexing (core/ops_index.cpp): the dim index_select / index_add / index_copy work along.
+  // floor_divide / remainder (core/ops_math.cpp): the divisor is a Python number the op layer has
+  // already found nonzero, so integer kernels skip their division-by-zero scan.
+  int64_t index_dim = 0;
+  bool divisor_checked = false;
 };
 
 // The most tensor inputs an op takes (adam_step: grad and three state tensors).

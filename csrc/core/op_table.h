@@ -87,7 +87,16 @@
   X(nll_loss_backward,    3, 1, Cast,      Given,       kFloatMask)             \
   /* ---- optimizers (core/ops_optim.cpp): fused in-place steps, out = the parameter ---- */ \
   X(sgd_step,    2, 1, Cast,         Given,       kFloatMask)                   \
-  X(adam_step,   4, 1, Cast,         Given,       kFloatMask)
+  X(adam_step,   4, 1, Cast,         Given,       kFloatMask)                   \
+  /* ---- indexing, floor_divide / remainder, any / all (core/ops_index.h, core/ops_math.h) ---- */ \
+  X(index_select, 2, 1, Cast,        Given,       kAllMask)                     \
+  X(index_add,   3, 1, Cast,         Given,       kAllMask)                     \
+  X(index_copy,  2, 1, Cast,         Given,       kAllMask)                     \
+  X(nonzero,     1, 1, Index,        Given,       kAllMask)                     \
+  X(floor_divide, 2, 1, Promote,     Elementwise, kFloatMask | kIntMask)        \
+  X(remainder,   2, 1, Promote,      Elementwise, kFloatMask | kIntMask)        \
+  X(any,         1, 1, Compare,      Reduce,      kAllMask)                     \
+  X(all,         1, 1, Compare,      Reduce,      kAllMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -111,3 +120,12 @@
 // sgd_step (grad[, momentum_buffer]) and adam_step (grad, exp_avg, exp_avg_sq[, max_exp_avg_sq])
 // update their output, the parameter, and their state inputs in place, in one pass; every tensor
 // has the parameter's shape and dtype (the Cast rule: args.out_dtype = the parameter's dtype).
+
+// index_select (x, 1-D int32/int64 index): out = rows index[k] of x along args.index_dim.
+// index_add (base, src, csr): out = base + src's rows summed into the rows named by the index, in
+// index order; csr (int64) = [row_ptr (base.shape[dim] + 1 entries) | order (the index's positions
+// sorted stably by target row)], built on the host by core/ops_index.cpp. index_copy (src, pairs):
+// writes rows of `out` in place: pairs (int64, shape (2, n)) = [target rows | source rows of src],
+// targets unique (the host keeps the last write of each). nonzero: out (n, ndim) int64, given.
+// floor_divide / remainder: torch's floor semantics; integer division by zero raises
+// ZeroDivisionError (checked before anything is written). any / all: bool output, any input dtype.

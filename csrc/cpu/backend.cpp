@@ -31,6 +31,7 @@ class CpuBackend final : public Backend {
     cpu::register_act_backward_kernels(*this);
     cpu::register_norm_backward_kernels(*this);
     cpu::register_optim_kernels(*this);
+    cpu::register_index_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -166,6 +166,98 @@ struct PowKernel {
   }
 };
 
+// ---- floor_divide, remainder (torch's formulas: c10/util/generic_math.h, BinaryOpsKernel.cpp) ----
+
+// Integers: the quotient rounded toward -inf, the remainder with the divisor's sign. b == -1 is
+// special-cased so INT_MIN // -1 wraps (as torch) instead of trapping. b == 0 never reaches here
+// (the kernel raises first); it gives 0 rather than undefined behaviour.
+template <typename C>
+C int_floor_divide(C a, C b) {
+  if (b == 0) return C(0);
+  if (b == C(-1)) return C(uint_t<C>(0) - uint_t<C>(a));
+  const C q = a / b, r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? C(q - 1) : q;
+}
+template <typename C>
+C int_remainder(C a, C b) {
+  if (b == 0 || b == C(-1)) return C(0);
+  const C r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? C(r + b) : r;
+}
+// Floats: from fmod (exact), as torch; a zero divisor gives a / b (inf or nan).
+template <typename C>
+C float_floor_divide(C a, C b) {
+  if (b == C(0)) return a / b;
+  const C mod = std::fmod(a, b);
+  C div = (a - mod) / b;
+  if (mod != C(0) && ((b < C(0)) != (mod < C(0)))) div -= C(1);
+  if (div == C(0)) return std::copysign(C(0), a / b);
+  C fl = std::floor(div);
+  if (div - fl > C(0.5)) fl += C(1);
+  return fl;
+}
+template <typename C>
+C float_remainder(C a, C b) {
+  C mod = std::fmod(a, b);
+  if (mod != C(0) && ((b < C(0)) != (mod < C(0)))) mod += b;
+  return mod;
+}
+
+struct floor_divide_op {
+  static constexpr const char* name = "floor_divide";
+  static constexpr OpId id = OpId::floor_divide;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_int_v<C>) return int_floor_divide(a, b);
+    else if constexpr (std::is_floating_point_v<C>) return float_floor_divide(a, b);
+    else return a;  // bool: not in the row
+  }
+};
+struct remainder_op {
+  static constexpr const char* name = "remainder";
+  static constexpr OpId id = OpId::remainder;
+  template <typename C> static C f(C a, C b) {
+    if constexpr (is_int_v<C>) return int_remainder(a, b);
+    else if constexpr (std::is_floating_point_v<C>) return float_remainder(a, b);
+    else return a;
+  }
+};
+
+// True when any element of t equals zero (broadcast dims read once).
+template <typename T>
+bool any_zero(const Tensor& t) {
+  Tensor v = t;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.strides[d] == 0) v.shape[d] = 1;
+  std::atomic<bool> found{false};
+  StridedPlan<1> plan({&v});
+  plan.run([&found](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
+    bool zero = false;
+    for (int64_t k = 0; k < n; ++k) zero |= at<T>(p[0], k, st[0]) == T(0);
+    if (zero) found.store(true, std::memory_order_relaxed);
+  });
+  return found.load();
+}
+
+// Integer division raises before anything is written when a divisor is zero (torch's CPU
+// behaviour; the op layer has checked a Python-number divisor already).
+template <typename Op, typename T>
+struct DivisionKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (row_has<T>(Op::id)) {
+      if constexpr (is_int_v<T>) {
+        if (!c.args->divisor_checked && any_zero<T>(*c.in[1]))
+          throw ZeroDivisionError(std::string("[") + Op::name + "] integer division by zero");
+      }
+      using C = acc_t<T>;
+      map2<T, T>(c, [](T a, T b) { return T(Op::f(C(a), C(b))); });
+    } else {
+      no_kernel(Op::name);
+    }
+  }
+};
+template <typename T> using floor_divide_kernel = DivisionKernel<floor_divide_op, T>;
+template <typename T> using remainder_kernel = DivisionKernel<remainder_op, T>;
+
 // ---- where ----
 
 template <typename T>
@@ -211,6 +303,8 @@ void register_binary_kernels(Backend& b) {
   register_for_row<gt_kernel>(b, OpId::gt);
   register_for_row<ge_kernel>(b, OpId::ge);
   register_for_row<WhereKernel>(b, OpId::where);
+  register_for_row<floor_divide_kernel>(b, OpId::floor_divide);
+  register_for_row<remainder_kernel>(b, OpId::remainder);
 }
 
 }  // namespace bm::cpu

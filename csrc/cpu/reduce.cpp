@@ -103,6 +103,28 @@ struct ExtremumOp : Extreme<kMax> {
   void store(char* o, State s, int64_t) const { put<T>(o, s); }
 };
 
+// any / all: a 0/1 state; NaN counts as true (x != 0). The output is bool whatever the input.
+template <typename T, bool kAll>
+struct AnyAllOp {
+  using State = uint8_t;
+  static constexpr bool kPlainLoad = false;
+  State identity() const { return kAll ? 1 : 0; }
+  template <typename V>
+  static V comb(V a, V b) { return kAll ? V(a & b) : V(a | b); }
+  State load(T x, int64_t) const { return static_cast<acc_t<T>>(x) != acc_t<T>(0) ? 1 : 0; }
+  void store(char* o, State s, int64_t) const { *reinterpret_cast<bool*>(o) = s != 0; }
+};
+
+template <typename T>
+struct AnyKernel {
+  static void run(const KernelCall& c) { run_reduce<T>(ReducePlan(*c.in[0], *c.out), AnyAllOp<T, false>{}); }
+};
+
+template <typename T>
+struct AllKernel {
+  static void run(const KernelCall& c) { run_reduce<T>(ReducePlan(*c.in[0], *c.out), AnyAllOp<T, true>{}); }
+};
+
 template <typename T>
 struct SumKernel {
   static void run(const KernelCall& c) { run_reduce<T>(ReducePlan(*c.in[0], *c.out), SumOp<T>{}); }
@@ -148,6 +170,8 @@ void register_reduce_kernels(Backend& b) {
   register_for_row<VarKernel>(b, OpId::var);
   register_for_row<AmaxKernel>(b, OpId::amax);
   register_for_row<AminKernel>(b, OpId::amin);
+  register_for_row<AnyKernel>(b, OpId::any);
+  register_for_row<AllKernel>(b, OpId::all);
 }
 
 }  // namespace bm::cpu

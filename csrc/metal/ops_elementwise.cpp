@@ -102,7 +102,9 @@ void clamp_kernel(const KernelCall& c) {
 // on the GPU in queue order: pow_check_negative sets a flag, the host waits for the queue and reads
 // the flag, and only then is pow launched. The wait makes integer pow a synchronous op; integer
 // powers are rare, and the error must surface at the call that caused it.
-void check_no_negative_exponent(const Tensor& e) {
+// any_flagged: true when the kernel `<base>_<dtype>` (pow_check_negative, divisor_check_zero)
+// flags any element of e.
+bool any_flagged(const char* base, const Tensor& e) {
   MetalBackend& be = backend_of(e);
   Tensor v = e;  // broadcast (stride-0) dims read once: `x ** -1` reads one element
   for (size_t d = 0; d < v.shape.size(); ++d)
@@ -110,7 +112,7 @@ void check_no_negative_exponent(const Tensor& e) {
   // A fresh allocation has no queued work, so the host may initialise it directly.
   TensorPtr flag = empty_tensor({}, DType::Int32, e.device());
   *flag->data<int32_t>() = 0;
-  const std::string name = kernel_name("pow_check_negative", e.dtype);
+  const std::string name = kernel_name(base, e.dtype);
   for_each_layout({&v}, [&](const Layout& L) {
     ElementwiseArgs a{};
     set_layout(L, &a);
@@ -118,7 +120,24 @@ void check_no_negative_exponent(const Tensor& e) {
                 group_1d(L.numel));
   });
   be.synchronize();
-  if (*flag->data<int32_t>() != 0) throw ValueError("[pow] integers to negative integer powers are not allowed");
+  return *flag->data<int32_t>() != 0;
+}
+
+void check_no_negative_exponent(const Tensor& e) {
+  if (any_flagged("pow_check_negative", e))
+    throw ValueError("[pow] integers to negative integer powers are not allowed");
+}
+
+// Integer floor_divide / remainder raise on a zero divisor before anything is written, as on the
+// CPU. A Python-number divisor was checked by the op layer (args.divisor_checked): no wait. A
+// tensor divisor is checked on the GPU like pow's exponent, which makes the op wait for the queue.
+template <OpId op>
+void division_kernel(const KernelCall& c) {
+  const DType dt = c.out->dtype;
+  if ((dt == DType::Int32 || dt == DType::Int64) && !c.args->divisor_checked &&
+      any_flagged("divisor_check_zero", *c.in[1]))
+    throw ZeroDivisionError(std::string("[") + op_row(op).name + "] integer division by zero");
+  launch(op, dt, c, ElementwiseArgs{});
 }
 
 void pow_kernel(const KernelCall& c) {
@@ -152,6 +171,8 @@ void register_elementwise_kernels(MetalBackend& b) {
   register_row(b, OpId::pow, &pow_kernel);
   // binary.metal: activation gradients (h2)
   BM_METAL_ELEMENTWISE(gelu_backward) BM_METAL_ELEMENTWISE(gelu_tanh_backward) BM_METAL_ELEMENTWISE(silu_backward)
+  register_row(b, OpId::floor_divide, &division_kernel<OpId::floor_divide>);
+  register_row(b, OpId::remainder, &division_kernel<OpId::remainder>);
   // where.metal
   BM_METAL_ELEMENTWISE(where)
 #undef BM_METAL_ELEMENTWISE

@@ -114,7 +114,8 @@ void reduce_kernel(const KernelCall& c) {
 }
 
 constexpr char kSum[] = "reduce_sum", kMean[] = "reduce_mean", kVar[] = "reduce_var", kAmax[] = "reduce_amax",
-               kAmin[] = "reduce_amin", kArgmax[] = "reduce_argmax", kArgmin[] = "reduce_argmin";
+               kAmin[] = "reduce_amin", kArgmax[] = "reduce_argmax", kArgmin[] = "reduce_argmin",
+               kAny[] = "reduce_any", kAll[] = "reduce_all";
 
 // One kernel for every dtype of the op's row except float64 (Metal has no double).
 void register_row(MetalBackend& b, OpId op, Kernel k) {
@@ -133,6 +134,8 @@ void register_reduce_kernels(MetalBackend& b) {
   register_row(b, OpId::amin, &reduce_kernel<kAmin>);
   register_row(b, OpId::argmax, &reduce_kernel<kArgmax>);
   register_row(b, OpId::argmin, &reduce_kernel<kArgmin>);
+  register_row(b, OpId::any, &reduce_kernel<kAny>);
+  register_row(b, OpId::all, &reduce_kernel<kAll>);
   register_softmax_kernels(b);
 }
 

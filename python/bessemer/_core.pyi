@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['Device', 'DeviceMismatchError', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'arange', 'arg_reduce', 'available_devices', 'avg_pool2d', 'batch_norm', 'build_info', 'cast', 'cat', 'clamp', 'conv2d', 'copy_', 'cos', 'cross_entropy', 'default_generator', 'device', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'eq', 'exp', 'from_numpy', 'full', 'ge', 'gelu', 'gelu_tanh', 'get_default_device', 'get_num_threads', 'gt', 'layer_norm', 'le', 'linear', 'log', 'log_softmax', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'nll_loss', 'normal_', 'op_table', 'pow', 'queue_stats', 'relu', 'reset_queue_stats', 'rsqrt', 'set_default_device', 'set_num_threads', 'sigmoid', 'silu', 'sin', 'softmax', 'sqrt', 'stack', 'sub', 'synchronize', 'tanh', 'to_device', 'uniform_', 'where']
+__all__: list[str] = ['Device', 'DeviceMismatchError', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'any', 'arange', 'arg_reduce', 'available_devices', 'avg_pool2d', 'batch_norm', 'build_info', 'cast', 'cat', 'clamp', 'conv2d', 'copy_', 'cos', 'cross_entropy', 'default_generator', 'device', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'eq', 'exp', 'floor_divide', 'from_numpy', 'full', 'ge', 'gelu', 'gelu_tanh', 'get_default_device', 'get_num_threads', 'gt', 'index_add', 'index_copy_', 'index_select', 'layer_norm', 'le', 'linear', 'log', 'log_softmax', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'queue_stats', 'relu', 'remainder', 'reset_queue_stats', 'rsqrt', 'set_default_device', 'set_num_threads', 'sigmoid', 'silu', 'sin', 'softmax', 'sqrt', 'stack', 'sub', 'synchronize', 'tanh', 'to_device', 'uniform_', 'where']
 class DeviceMismatchError(RuntimeError):
     pass
 class UnsupportedError(TypeError):
@@ -69,6 +69,8 @@ class Tensor:
         ...
     def __float__(self):
         ...
+    def __floordiv__(self, arg0: typing.Any) -> typing.Any:
+        ...
     def __ge__(self, arg0: typing.Any) -> typing.Any:
         ...
     def __getitem__(self, arg0: typing.Any) -> Tensor:
@@ -93,6 +95,8 @@ class Tensor:
         ...
     def __matmul__(self, arg0: Tensor) -> Tensor:
         ...
+    def __mod__(self, arg0: typing.Any) -> typing.Any:
+        ...
     def __mul__(self, arg0: typing.Any) -> typing.Any:
         ...
     def __ne__(self, arg0: typing.Any) -> typing.Any:
@@ -105,6 +109,10 @@ class Tensor:
         ...
     def __repr__(self) -> str:
         ...
+    def __rfloordiv__(self, arg0: typing.Any) -> typing.Any:
+        ...
+    def __rmod__(self, arg0: typing.Any) -> typing.Any:
+        ...
     def __rmul__(self, arg0: typing.Any) -> typing.Any:
         ...
     def __rpow__(self, arg0: typing.Any) -> typing.Any:
@@ -112,6 +120,8 @@ class Tensor:
     def __rsub__(self, arg0: typing.Any) -> typing.Any:
         ...
     def __rtruediv__(self, arg0: typing.Any) -> typing.Any:
+        ...
+    def __setitem__(self, arg0: typing.Any, arg1: typing.Any) -> None:
         ...
     def __str__(self) -> str:
         ...
@@ -133,10 +143,18 @@ class Tensor:
         """
         add(input: object, other: object) -> bessemer._core.Tensor
         """
+    def all(self, *args, **kwargs):
+        """
+        True where every element (over ``dim``: None, an int or a tuple) is nonzero; bool output.
+        """
     def amax(self, *args, **kwargs):
         ...
     def amin(self, *args, **kwargs):
         ...
+    def any(self, *args, **kwargs):
+        """
+        True where any element (over ``dim``: None, an int or a tuple) is nonzero; bool output.
+        """
     def argmax(self, *args, **kwargs):
         ...
     def argmin(self, *args, **kwargs):
@@ -181,6 +199,10 @@ class Tensor:
         ...
     def float(self):
         ...
+    def floor_divide(self, *args, **kwargs):
+        """
+        floor_divide(input: object, other: object) -> bessemer._core.Tensor
+        """
     def ge(self, *args, **kwargs):
         """
         ge(input: object, other: object) -> bessemer._core.Tensor
@@ -191,6 +213,27 @@ class Tensor:
         """
     def half(self):
         ...
+    def index_add(self, *args, **kwargs):
+        """
+        Out of place: ``input`` with ``alpha * source``'s slices added at ``index`` along ``dim``;
+            duplicate indices accumulate in index order (deterministic).
+        """
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha = 1) -> Tensor:
+        """
+        In place: self's slices at ``index`` along ``dim`` += ``alpha * source``'s.
+        """
+    def index_copy(self, *args, **kwargs):
+        """
+        Out of place: a copy of ``input`` with slices ``index`` along ``dim`` replaced by ``source``'s.
+        """
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        """
+        In place: self's slices at ``index`` along ``dim`` := ``source``'s (the last duplicate wins).
+        """
+    def index_select(self, *args, **kwargs):
+        """
+        Rows ``index`` (0-d or 1-D, int32/int64, values in [0, size)) of ``input`` along ``dim``.
+        """
     def int(self):
         ...
     def is_contiguous(self) -> bool:
@@ -247,6 +290,11 @@ class Tensor:
         """
         neg(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def nonzero(self, *args, **kwargs):
+        """
+        Indices of the nonzero elements: int64 (n, ndim), row-major order; ``as_tuple``: one 1-D
+            tensor per dim (a 0-d input counts as 1-D, as torch).
+        """
     def numel(self) -> int:
         ...
     def numpy(self) -> numpy.ndarray:
@@ -260,6 +308,10 @@ class Tensor:
     def relu(self, *args, **kwargs):
         """
         relu(input: bessemer._core.Tensor) -> bessemer._core.Tensor
+        """
+    def remainder(self, *args, **kwargs):
+        """
+        remainder(input: object, other: object) -> bessemer._core.Tensor
         """
     def reshape(self, *args) -> Tensor:
         ...
@@ -376,6 +428,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: typing.Any) -> Tensor:
     ...
 def add(input: typing.Any, other: typing.Any) -> Tensor:
     ...
+def all(input: Tensor, dim: typing.Any = None, keepdim: bool = False) -> Tensor:
+    ...
+def any(input: Tensor, dim: typing.Any = None, keepdim: bool = False) -> Tensor:
+    ...
 def arange(start: typing.Any, end: typing.Any, step: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
 def arg_reduce(input: Tensor, op: str, dim: typing.Any = None, keepdim: bool = False) -> Tensor:
@@ -420,6 +476,8 @@ def eq(input: typing.Any, other: typing.Any) -> Tensor:
     ...
 def exp(input: Tensor) -> Tensor:
     ...
+def floor_divide(input: typing.Any, other: typing.Any) -> Tensor:
+    ...
 def from_numpy(array: numpy.ndarray) -> Tensor:
     ...
 def full(size: typing.Any, fill_value: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
@@ -435,6 +493,12 @@ def get_default_device() -> typing.Any:
 def get_num_threads() -> int:
     ...
 def gt(input: typing.Any, other: typing.Any) -> Tensor:
+    ...
+def index_add(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, source: Tensor) -> Tensor:
+    ...
+def index_copy_(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor, source: Tensor) -> Tensor:
+    ...
+def index_select(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex, index: Tensor) -> Tensor:
     ...
 def layer_norm(input: Tensor, normalized_shape: typing.Any, weight: Tensor | None = None, bias: Tensor | None = None, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-05) -> Tensor:
     ...
@@ -466,6 +530,8 @@ def neg(input: Tensor) -> Tensor:
     ...
 def nll_loss(input: Tensor, target: Tensor, weight: typing.Any = None, ignore_index: typing.SupportsInt | typing.SupportsIndex = -100, reduction: str = 'mean') -> Tensor:
     ...
+def nonzero(input: Tensor) -> Tensor:
+    ...
 def normal_(tensor: Tensor, mean: typing.SupportsFloat | typing.SupportsIndex = 0.0, std: typing.SupportsFloat | typing.SupportsIndex = 1.0, generator: typing.Any = None) -> Tensor:
     ...
 def op_table() -> list:
@@ -475,6 +541,8 @@ def pow(input: typing.Any, other: typing.Any) -> Tensor:
 def queue_stats(device: typing.Any) -> dict:
     ...
 def relu(input: Tensor) -> Tensor:
+    ...
+def remainder(input: typing.Any, other: typing.Any) -> Tensor:
     ...
 def reset_queue_stats(device: typing.Any) -> None:
     ...

@@ -225,3 +225,46 @@ eq, ne, lt, le, gt, ge = _core.eq, _core.ne, _core.lt, _core.le, _core.gt, _core
 neg, abs, relu = _core.neg, _core.abs, _core.relu
 exp, log, sqrt, rsqrt = _core.exp, _core.log, _core.sqrt, _core.rsqrt
 sin, cos, tanh, sigmoid = _core.sin, _core.cos, _core.tanh, _core.sigmoid
+
+
+# ---- indexing, floor_divide / remainder, any / all ----
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Rows ``index`` (0-d or 1-D, int32/int64, values in [0, size)) of ``input`` along ``dim``."""
+    return _core.index_select(input, dim, index)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """Out of place: ``input`` with ``alpha * source``'s slices added at ``index`` along ``dim``;
+    duplicate indices accumulate in index order (deterministic)."""
+    if not (isinstance(alpha, builtins.int) and not isinstance(alpha, builtins.bool) and alpha == 1):
+        source = source * alpha
+    return _core.index_add(input, dim, index, source)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Out of place: a copy of ``input`` with slices ``index`` along ``dim`` replaced by ``source``'s."""
+    return _core.index_copy_(input.clone(), dim, index, source)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Indices of the nonzero elements: int64 (n, ndim), row-major order; ``as_tuple``: one 1-D
+    tensor per dim (a 0-d input counts as 1-D, as torch)."""
+    if not as_tuple:
+        return _core.nonzero(input)
+    x = input.reshape(1) if input.ndim == 0 else input
+    nz = _core.nonzero(x)
+    return tuple(nz[:, d] for d in range(x.ndim))
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.any)
+    """True where any element (over ``dim``: None, an int or a tuple) is nonzero; bool output."""
+    return _core.any(input, _dims(dim), keepdim)
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.all)
+    """True where every element (over ``dim``: None, an int or a tuple) is nonzero; bool output."""
+    return _core.all(input, _dims(dim), keepdim)
+
+
+floor_divide, remainder = _core.floor_divide, _core.remainder

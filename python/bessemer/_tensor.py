@@ -118,6 +118,22 @@ for _name in ("sum", "mean", "var", "amax", "amin", "argmax", "argmin", "max", "
               "relu", "maximum", "minimum", "pow", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge"):
     _METHODS[_name] = _method(getattr(_ops, _name))
 _METHODS["clip"] = _METHODS["clamp"]
+for _name in ("floor_divide", "remainder", "any", "all", "index_select", "nonzero", "index_add", "index_copy"):
+    _METHODS[_name] = _method(getattr(_ops, _name))
+
+
+def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """In place: self's slices at ``index`` along ``dim`` += ``alpha * source``'s."""
+    return _core.copy_(self, _ops.index_add(self, dim, index, source, alpha=alpha))
+
+
+def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """In place: self's slices at ``index`` along ``dim`` := ``source``'s (the last duplicate wins)."""
+    return _core.index_copy_(self, dim, index, source)
+
+
+_METHODS["index_add_"] = _index_add_
+_METHODS["index_copy_"] = _index_copy_
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
