@@ -77,6 +77,11 @@ CASES = [
     GradCase("pow", lambda x: 2.0**x, lambda x: 2.0**x, domain="small", variant="scalar_base"),
     _binary("maximum"),
     _binary("minimum", shapes=((3, 4), (1, 4)), variant="broadcast"),
+    GradCase("remainder", bm.remainder, torch.remainder, ((3, 4), (3, 4)), domain=("any", "pos"),
+             double_backward=False),  # floor(a / b) is piecewise constant
+    GradCase("floor_divide", lambda a, b: bm.floor_divide(a, b) + a,
+             lambda a, b: torch.floor_divide(a.detach(), b.detach()) + a,  # torch: no derivative; ours: zero
+             ((3, 4), (3, 4)), domain=("any", "pos"), double_backward=False),
     GradCase("where", lambda a, b: bm.where(a > b, a, b), lambda a, b: torch.where(a > b, a, b), ((3, 4), (3, 4))),
     GradCase("sum", lambda x: x.sum(), lambda x: x.sum()),
     GradCase("sum", lambda x: x.sum(dim=1, keepdim=True) if x.ndim > 1 else x.sum(0, keepdim=True),
@@ -113,4 +118,6 @@ NN_GRAD_ROWS: dict[str, str] = {
     op: "tests/test_nn_autograd.py"
     for op in ("conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "nll_loss",
                "embedding")
+} | {op: "tests/test_autograd_index.py" for op in ("index_select", "index_add")} | {
+    "dropout": "tests/test_nn_autograd.py"
 }

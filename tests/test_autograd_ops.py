@@ -53,6 +53,9 @@ def test_gradient(case, layout, device):
         yt.backward(gt)
         rtol, atol = GRAD_TOL[dtype]
         for i, (x, t) in enumerate(zip(xs, ts)):
+            if t.grad is None:  # torch: no gradient flows to this input (e.g. floor_divide)
+                assert x.grad is None or not np.any(x.grad.to(bm.float32).numpy())
+                continue
             assert x.grad is not None, f"input {i} got no gradient"
             assert x.grad.dtype == x.dtype and x.grad.device == x.device
             assert tuple(x.grad.shape) == tuple(x.shape)

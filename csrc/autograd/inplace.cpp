@@ -3,6 +3,7 @@
 #include "autograd/record.h"
 #include "core/errors.h"
 #include "core/ops.h"
+#include "core/ops_index.h"
 
 namespace bm {
 
@@ -161,6 +162,38 @@ TensorPtr inplace_copy(const TensorPtr& self, const TensorPtr& src_in) {
   }
   TensorPtr r = expand(cast(src, self->dtype), Dims(self->shape.begin(), self->shape.end()));
   return commit_inplace("copy_", self, r);
+}
+
+void index_put_autograd(const TensorPtr& t, const std::vector<TensorIndex>& idx, const Operand& value) {
+  check_inplace("index_put_", t);
+  if (!inplace_needs_graph(t, {value})) {
+    index_put_(t, idx, value);
+    return;
+  }
+  TensorPtr r;
+  {
+    GradModeGuard off(false);
+    r = clone(t);
+    index_put_(r, idx, value);
+  }
+  TensorPtr v = value.is_scalar() ? nullptr : value.t;
+  Shape vshape = v ? v->shape : Shape{};
+  record_saved_fn("IndexPutBackward0", {t, v}, r, {}, [idx, vshape](const TensorPtr& g, const std::vector<TensorPtr>&,
+                                                                    const std::vector<bool>& need) {
+    TensorPtr gt, gv;
+    if (need[0]) {  // the overwritten positions get nothing
+      gt = clone(g);
+      index_put_(gt, idx, Operand(Scalar::from_int(0)));
+    }
+    if (need[1]) {  // the value was broadcast to the indexed shape (its extra leading 1s dropped)
+      TensorPtr gi = index(g, idx);
+      Shape core = vshape;
+      while (core.size() > gi->shape.size() && !core.empty() && core[0] == 1) core.erase(core.begin());
+      gv = reshape(sum_to(gi, core), Dims(vshape.begin(), vshape.end()));
+    }
+    return std::vector<TensorPtr>{gt, gv};
+  });
+  commit_inplace("index_put_", t, r);
 }
 
 }  // namespace bm

@@ -19,6 +19,10 @@ TensorPtr inplace_clamp(const TensorPtr& self, std::optional<Scalar> min, std::o
 TensorPtr inplace_fill(const TensorPtr& self, Scalar value);
 // self = src (broadcast to self's shape, cast to self's dtype, moved from any device).
 TensorPtr inplace_copy(const TensorPtr& self, const TensorPtr& src);
+// t[idx] = value (csrc/core/ops_index.h's index_put_) with autograd: the indexed positions take the
+// value's gradient, the rest t's old history's.
+struct TensorIndex;
+void index_put_autograd(const TensorPtr& t, const std::vector<TensorIndex>& idx, const Operand& value);
 // The general form: `new_value` (self's shape, recorded out of place) becomes self's contents.
 // `op` names the operation in errors; call check_inplace before computing new_value.
 TensorPtr commit_inplace(const char* op, const TensorPtr& self, TensorPtr new_value);

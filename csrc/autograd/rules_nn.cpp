@@ -6,6 +6,7 @@
 #include "autograd/record.h"
 #include "autograd/rules.h"
 #include "core/errors.h"
+#include "core/ops_index.h"
 #include "core/ops_nn_misc.h"
 #include "core/ops_nn_pool.h"
 #include "core/ops_norm.h"
@@ -107,6 +108,25 @@ void record_nll_loss(const TensorPtr& input, const TensorPtr& target, const Tens
   });
 }
 
+void record_embedding(const TensorPtr& input, const TensorPtr& weight, std::optional<int64_t> padding_idx,
+                      const TensorPtr& out) {
+  record_saved_fn(node_name(OpId::embedding), {nullptr, weight}, out, {input},
+                  [padding_idx, ws = weight->shape](const TensorPtr& g, const std::vector<TensorPtr>& s,
+                                                     const std::vector<bool>&) -> Grads {
+    no_double_backward("embedding", g);
+    const TensorPtr& idx = s[0];
+    const int64_t dim = ws[1];
+    TensorPtr rows = reshape(g, {-1, dim});
+    TensorPtr flat = reshape(idx, {-1});
+    if (padding_idx) {  // the padding row gets no gradient
+      TensorPtr keep = unsqueeze(binary(OpId::ne, flat, Scalar::from_int(*padding_idx)), 1);
+      rows = where(keep, rows, Scalar::from_int(0));
+    }
+    TensorPtr zeros = full(ws, Scalar::from_int(0), g->dtype, g->device());
+    return {nullptr, index_add(zeros, 0, flat, rows)};
+  });
+}
+
 void register_nn_rules(GradRule* table) {
   auto by_op = [&](OpId op, const char* name) {
     GradRule& r = table[size_t(op)];
@@ -120,6 +140,9 @@ void register_nn_rules(GradRule* table) {
   by_op(OpId::layer_norm, "NativeLayerNormBackward0");
   by_op(OpId::batch_norm, "NativeBatchNormBackward0");
   by_op(OpId::nll_loss, "NllLossBackward0");
+  by_op(OpId::embedding, "EmbeddingBackward0");
+  by_op(OpId::index_select, "IndexSelectBackward0");  // core/ops_index_rows.cpp records these two
+  by_op(OpId::index_add, "IndexAddBackward0");
 }
 
 }  // namespace bm

@@ -29,6 +29,10 @@ void record_layer_norm(const TensorPtr& input, const Dims& normalized_shape, con
 void record_batch_norm(const TensorPtr& input, const TensorPtr& running_mean, const TensorPtr& running_var,
                        const TensorPtr& weight, const TensorPtr& bias, bool training, double eps,
                        const TensorPtr& out);
+// weight[input]: the weight's gradient adds each output row into the row it was read from, except
+// padding_idx's (as torch).
+void record_embedding(const TensorPtr& input, const TensorPtr& weight, std::optional<int64_t> padding_idx,
+                      const TensorPtr& out);
 // The reduced loss `out` of nll_loss(input, target, weight, ignore_index, reduction).
 void record_nll_loss(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
                      const std::string& reduction, const TensorPtr& out);

@@ -116,6 +116,11 @@ Grads g_extremum(const GradCtx& c, OpId a_loses, OpId b_loses) {
 }
 Grads g_maximum(const GradCtx& c) { return g_extremum(c, OpId::lt, OpId::gt); }
 Grads g_minimum(const GradCtx& c) { return g_extremum(c, OpId::gt, OpId::lt); }
+// floor_divide is piecewise constant: a zero gradient (torch raises instead). remainder: a - b * floor(a / b).
+Grads g_floor_divide(const GradCtx&) { return {nullptr, nullptr}; }
+Grads g_remainder(const GradCtx& c) {
+  return {c.grad, c.need(1) ? neg(mul(c.grad, binary(OpId::floor_divide, c.in(0), c.in(1)))) : nullptr};
+}
 Grads g_where(const GradCtx& c) {
   const TensorPtr& cond = c.t(0);
   return {nullptr, c.need(1) ? sel(cond, c.grad, num(0)) : nullptr,
@@ -236,6 +241,8 @@ std::array<GradRule, kNumOps> build_table() {
   row(OpId::maximum,      "MaximumBackward0",         g_maximum,     kIn01,        false);
   row(OpId::minimum,      "MinimumBackward0",         g_minimum,     kIn01,        false);
   row(OpId::where,        "WhereBackward0",           g_where,       kIn0,         false);
+  row(OpId::floor_divide, "FloorDivideBackward0",     g_floor_divide, 0,           false);
+  row(OpId::remainder,    "RemainderBackward1",       g_remainder,   kIn01,        false);
   row(OpId::sum,          "SumBackward1",             g_sum,         0,            false);
   row(OpId::mean,         "MeanBackward1",            g_mean,        0,            false);
   row(OpId::var,          "VarBackward0",             g_var,         kIn0,         false);

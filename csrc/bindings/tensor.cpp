@@ -1,5 +1,6 @@
 // The Tensor class: properties, view methods, operators and indexing. Operators are bound here in
 // C++ so a tiny `a + b` costs one call into the core; conveniences live in python/bessemer.
+#include "autograd/inplace.h"
 #include "bindings/common.h"
 #include "core/errors.h"
 
@@ -60,7 +61,7 @@ void init_tensor(py::module_& m) {
       // indexing: translated by bindings/index.cpp, done by core/ops_index.cpp
       .def("__getitem__", [](const TensorPtr& t, const py::object& i) { return index(t, index_arg(i, t)); })
       .def("__setitem__", [](const TensorPtr& t, const py::object& i, const py::object& v) {
-        index_put_(t, index_arg(i, t), setitem_value(v, t));
+        index_put_autograd(t, index_arg(i, t), setitem_value(v, t));
       })
       // arithmetic
       .def("__add__", [](const TensorPtr& t, const py::object& o) { return binary_op(OpId::add, t, o, false); })

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/ops_index.h"
+#include "autograd/record.h"
 #include "core/ops_math.h"
 
 namespace bm {
@@ -113,7 +114,18 @@ TensorPtr index_select(const TensorPtr& x, int64_t dim, const TensorPtr& index) 
   a.out_dtype = x->dtype;
   a.index_dim = dim;
   run_op_into(OpId::index_select, {xd, as_1d_if_0d(index)}, a, out);
-  return x->ndim() == 0 ? reshape(out, {}) : out;
+  TensorPtr result = x->ndim() == 0 ? reshape(out, {}) : out;
+  if (should_record({&x})) {
+    // d/dx: the gradient's rows added back into the rows they came from (duplicates accumulate).
+    record_saved_fn("IndexSelectBackward0", {x}, result, {as_1d_if_0d(index)},
+                    [xs = xd->shape, x0 = x->ndim() == 0, dim, gs = out->shape](
+                        const TensorPtr& g, const std::vector<TensorPtr>& s, const std::vector<bool>&) {
+      TensorPtr zeros = full(xs, Scalar::from_int(0), g->dtype, g->device());
+      TensorPtr gx = index_add(zeros, dim, s[0], reshape(g, Dims(gs.begin(), gs.end())));
+      return std::vector<TensorPtr>{x0 ? reshape(gx, {}) : gx};
+    });
+  }
+  return result;
 }
 
 TensorPtr index_add(const TensorPtr& base, int64_t dim, const TensorPtr& index, const TensorPtr& src) {
@@ -141,7 +153,19 @@ TensorPtr index_add(const TensorPtr& base, int64_t dim, const TensorPtr& index, 
   a.index_dim = dim;
   TensorPtr sd = src->ndim() == 0 ? reshape(src, {1}) : src;
   run_op_into(OpId::index_add, {bd, sd, upload(csr, {rows + 1 + n}, base->device())}, a, out);
-  return base->ndim() == 0 ? reshape(out, {}) : out;
+  TensorPtr result = base->ndim() == 0 ? reshape(out, {}) : out;
+  if (should_record({&base, &src})) {
+    // d/dbase: the gradient; d/dsource: the gradient's rows the index names.
+    record_saved_fn("IndexAddBackward0", {base, src}, result, {as_1d_if_0d(index)},
+                    [dim, ss = src->shape, bs = bd->shape](const TensorPtr& g, const std::vector<TensorPtr>& s,
+                                                          const std::vector<bool>& need) {
+      TensorPtr gs = need[1] ? reshape(index_select(reshape(g, Dims(bs.begin(), bs.end())), dim, s[0]),
+                                       Dims(ss.begin(), ss.end()))
+                             : nullptr;
+      return std::vector<TensorPtr>{g, gs};
+    });
+  }
+  return result;
 }
 
 void index_copy_(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& src) {

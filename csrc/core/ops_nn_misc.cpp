@@ -220,6 +220,11 @@ TensorPtr embedding(const TensorPtr& input, const TensorPtr& weight, std::option
   OpArgs a;
   a.out_dtype = weight->dtype;
   run_op_into(OpId::embedding, {input, weight}, a, out);
+  if (should_record({&weight})) {
+    std::optional<int64_t> pad = padding_idx;
+    if (pad && *pad < 0) *pad += weight->shape[0];
+    record_embedding(input, weight, pad, out);
+  }
   return out;
 }
 

@@ -22,7 +22,8 @@ _dt = _core.dtype
 
 def _rebuild_tensor(values: np.ndarray, dtype_name: str, device: str, requires_grad: bool = False):
     dtype = _core.dtype_from_name(dtype_name)
-    t = _core._from_numpy_copy(np.ascontiguousarray(values), _core.device("cpu"))
+    values = np.array(values, copy=True, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
+    t = _core._from_numpy_copy(values, _core.device("cpu"))
     if t.dtype != dtype:
         t = _core.cast(t, dtype)
     if device != "cpu":

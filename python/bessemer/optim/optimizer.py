@@ -200,10 +200,10 @@ class Optimizer:
 
     @staticmethod
     def _process_value_according_to_param_policy(param: Tensor, value: Tensor, key=None) -> Tensor:
-        # 'step' stays where it is (a cpu float32 count); floating state follows the parameter's
-        # dtype and device, other tensors its device.
+        # 'step' is a cpu count (as torch, even when a checkpoint was loaded with map_location);
+        # floating state follows the parameter's dtype and device, other tensors its device.
         if key == "step":
-            return value
+            return value.to("cpu")
         if param.dtype.is_floating_point:
             return value.to(dtype=param.dtype, device=param.device)
         return value.to(device=param.device)
