@@ -38,7 +38,7 @@ def _mlp(lib, seed: int = 0):
     sizes = [(784, 512), (512, 512), (512, 10)]
     params = []
     for fan_in, fan_out in sizes:
-        w = rng.uniform(-1, 1, (fan_out, fan_in)).astype(np.float32) / np.sqrt(fan_in)
+        w = (rng.uniform(-1, 1, (fan_out, fan_in)) / np.sqrt(fan_in)).astype(np.float32)
         b = np.zeros(fan_out, np.float32)
         params += [lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)]
     return params

@@ -22,6 +22,16 @@ TensorPtr conform(const TensorPtr& grad, const TensorGeometry& g, const std::str
   return grad->dtype == g.dtype ? grad : cast(grad, g.dtype);
 }
 
+// True when `g` is the only holder of its memory (a view counts its own base, which dies with it)
+// and lies in it densely from the start: .grad may then take it without a copy.
+bool stealable(const TensorPtr& g) {
+  if (g.use_count() != 1 || g->autograd || g->offset != 0 || !g->is_contiguous()) return false;
+  if (size_t(g->numel()) * itemsize(g->dtype) != g->storage->nbytes) return false;
+  long holders = g->storage.use_count();
+  if (g->view_base && g->view_base.use_count() == 1 && g->view_base->storage == g->storage) --holders;
+  return holders == 1;
+}
+
 class AccumulateGrad final : public Node {
  public:
   AccumulateGrad(std::shared_ptr<AutogradMeta> meta, const Tensor& leaf) : meta_(std::move(meta)) {
@@ -40,11 +50,13 @@ class AccumulateGrad final : public Node {
       // one tensor to both inputs) or be a zero-stride view.
       if (grad_enabled()) {
         slot = grad;
-      } else if (grad.use_count() == 1 && grad->storage.use_count() == 1 && grad->is_contiguous() &&
-                 !grad->autograd && grad->offset == 0) {
-        slot = grad;  // nobody else holds it: take it instead of copying
+      } else if (stealable(grad)) {
+        slot = detach(grad);  // nobody else holds its memory: take it instead of copying
       } else {
-        slot = clone(detach(grad));
+        // A fresh, dense copy: optimizers' fused kernels then read .grad in the parameter's
+        // (contiguous) order, as torch's gradient layout contract promises.
+        TensorPtr g = detach(grad);
+        slot = g->is_contiguous() ? clone(g) : contiguous(g);
       }
       return;
     }

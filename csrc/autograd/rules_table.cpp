@@ -201,10 +201,19 @@ Grads g_silu_backward(const GradCtx& c) {
   }
   return {gg, gx};
 }
+// A 2-D operand laid out column-major (a transposed view, as linear's weight.T): its gradient is
+// computed transposed, so that after the transpose's own backward it is dense in the weight's order.
+bool column_major(const TensorPtr& t) {
+  return t->ndim() == 2 && t->strides[0] == 1 && t->shape[0] > 1 && t->strides[1] >= t->shape[0];
+}
 Grads g_matmul(const GradCtx& c) {
   // The inputs reached the kernel with equal batch dims (matmul expands them; expand's node sums).
-  TensorPtr ga = c.need(0) ? matmul(c.grad, transpose(c.t(1), -1, -2)) : nullptr;
-  TensorPtr gb = c.need(1) ? matmul(transpose(c.t(0), -1, -2), c.grad) : nullptr;
+  const TensorPtr &a = c.t(0), &b = c.t(1);
+  TensorPtr ga, gb;
+  if (c.need(0))
+    ga = column_major(a) ? transpose(matmul(b, transpose(c.grad, -1, -2)), -1, -2) : matmul(c.grad, transpose(b, -1, -2));
+  if (c.need(1))
+    gb = column_major(b) ? transpose(matmul(transpose(c.grad, -1, -2), a), -1, -2) : matmul(transpose(a, -1, -2), c.grad);
   return {ga, gb};
 }
 Grads g_dropout(const GradCtx& c) {
