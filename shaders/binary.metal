@@ -143,6 +143,10 @@ struct gelu_tanh_backward_op {
 struct silu_backward_op {
   static float apply(float g, float x) { return g * bm_silu_grad(x); }
 };
+// relu_backward: b is relu's output; a select, so inf/NaN gradients pass unchanged where out > 0.
+struct relu_backward_op {
+  static float apply(float g, float x) { return x <= 0.0f ? 0.0f : g; }
+};
 
 // ---- kernels: a buffer(0), b buffer(1), out buffer(2), args buffer(3); one thread per element.
 // R is the output element type: T, or bool for comparisons. ----
@@ -210,6 +214,7 @@ kernel void divisor_check_zero(device const T* e [[buffer(0)]],
   X(gelu_backward, FLOAT) \
   X(gelu_tanh_backward, FLOAT) \
   X(silu_backward, FLOAT) \
+  X(relu_backward, FLOAT) \
   X(floor_divide, NUMERIC) \
   X(remainder, NUMERIC)
 #define BM_COMPARE_OPS(X) \

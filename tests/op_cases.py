@@ -619,6 +619,8 @@ def _backward_cases() -> list[Case]:
         Case("gelu_backward", _core._gelu_backward, gelu_grad, nin=2, dtypes=list(FLOATS)),
         Case("gelu_tanh_backward", _core._gelu_tanh_backward, gelu_tanh_grad, nin=2, dtypes=list(FLOATS)),
         Case("silu_backward", _core._silu_backward, silu_grad, nin=2, dtypes=list(FLOATS)),
+        Case("relu_backward", _core._relu_backward, lambda g, y: np.where(y <= 0, 0.0, g), nin=2,
+             dtypes=list(FLOATS)),
         Case("layer_norm_backward", lambda g, x: _core._layer_norm_backward(g, x, x.shape[-1:])[0],
              norm_bw(lambda x: -1), nin=2, dtypes=list(FLOATS), shape=(2, 3, 4), errors=no_0d),
         Case("batch_norm_backward", lambda g, x: _core._batch_norm_backward(g, x, training=True)[0],

@@ -1,5 +1,10 @@
 #include "autograd/engine.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -71,6 +76,26 @@ class AccumulateGrad final : public Node {
  private:
   std::shared_ptr<AutogradMeta> meta_;
 };
+
+// BESSEMER_AUTOGRAD_PROFILE=1: time spent in each kind of node, printed to stderr at exit.
+bool profile_enabled() {
+  static const bool on = std::getenv("BESSEMER_AUTOGRAD_PROFILE") != nullptr;
+  return on;
+}
+std::map<std::string, double>& profile_table() {
+  static std::map<std::string, double> table;
+  static const bool registered = [] {
+    std::atexit([] {
+      std::vector<std::pair<double, std::string>> rows;
+      for (auto& [k, v] : profile_table()) rows.push_back({v, k});
+      std::sort(rows.rbegin(), rows.rend());
+      for (auto& [v, k] : rows) std::fprintf(stderr, "%-36s %10.1f ms\n", k.c_str(), v * 1e3);
+    });
+    return true;
+  }();
+  (void)registered;
+  return table;
+}
 
 struct ReadyOrder {
   bool operator()(const Node* a, const Node* b) const { return a->seq < b->seq; }  // latest first
@@ -153,7 +178,15 @@ void execute(GraphTask& task, const std::vector<Edge>& roots, const std::vector<
     std::vector<TensorPtr> in_grads;
     bool run = grad && task.needed.count(n) && (task.accumulate || !n->is_accumulate());
     if (run) {
-      in_grads = n->apply(grad);
+      if (profile_enabled()) {
+        synchronize(nullptr);
+        auto t0 = std::chrono::steady_clock::now();
+        in_grads = n->apply(grad);
+        synchronize(nullptr);
+        profile_table()[n->name()] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      } else {
+        in_grads = n->apply(grad);
+      }
       if (!task.retain_graph) n->release_saved();  // a second backward through it is then an error
     }
     for (size_t i = 0; i < n->next.size(); ++i) {

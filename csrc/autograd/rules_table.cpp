@@ -53,7 +53,10 @@ Grads g_abs(const GradCtx& c) {
   TensorPtr sign = sel(cmp(OpId::gt, x, num(0)), num(1), sel(cmp(OpId::lt, x, num(0)), num(-1), mul(x, num(0))));
   return {mul(c.grad, sign)};
 }
-Grads g_relu(const GradCtx& c) { return {sel(cmp(OpId::le, c.out, num(0)), num(0), c.grad)}; }
+Grads g_relu(const GradCtx& c) {
+  if (!grad_enabled() && is_floating(c.out->dtype)) return {relu_backward(c.grad, c.out)};  // one fused pass
+  return {sel(cmp(OpId::le, c.out, num(0)), num(0), c.grad)};
+}
 Grads g_clamp(const GradCtx& c) {
   const TensorPtr& x = c.t(0);
   TensorPtr keep;

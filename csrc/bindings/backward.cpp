@@ -22,6 +22,7 @@ void init_backward(py::module_& m) {
   m.def("_gelu_backward", &gelu_backward, py::arg("grad_output"), py::arg("input"));
   m.def("_gelu_tanh_backward", &gelu_tanh_backward, py::arg("grad_output"), py::arg("input"));
   m.def("_silu_backward", &silu_backward, py::arg("grad_output"), py::arg("input"));
+  m.def("_relu_backward", &relu_backward, py::arg("grad_output"), py::arg("output"));
   m.def("_layer_norm_backward", [](const TensorPtr& grad_out, const TensorPtr& input, const py::object& normalized_shape,
                                    const std::optional<TensorPtr>& weight, const std::optional<TensorPtr>& bias,
                                    double eps) {

@@ -82,6 +82,7 @@
   X(gelu_backward,        2, 1, FloatOnly, Elementwise, kFloatMask)            \
   X(gelu_tanh_backward,   2, 1, FloatOnly, Elementwise, kFloatMask)            \
   X(silu_backward,        2, 1, FloatOnly, Elementwise, kFloatMask)            \
+  X(relu_backward,        2, 1, FloatOnly, Elementwise, kFloatMask)            \
   X(layer_norm_backward,  3, 1, FloatOnly, Given,       kFloatMask)            \
   X(batch_norm_backward,  3, 1, Cast,      Given,       kFloatMask)            \
   X(nll_loss_backward,    3, 1, Cast,      Given,       kFloatMask)             \

@@ -63,5 +63,7 @@ TensorPtr log_softmax_backward(const TensorPtr& grad_out, const TensorPtr& out, 
 TensorPtr gelu_backward(const TensorPtr& grad_out, const TensorPtr& x);
 TensorPtr gelu_tanh_backward(const TensorPtr& grad_out, const TensorPtr& x);
 TensorPtr silu_backward(const TensorPtr& grad_out, const TensorPtr& x);
+// grad where relu's output `out` > 0 (or NaN), else 0: torch's threshold_backward, one pass.
+TensorPtr relu_backward(const TensorPtr& grad_out, const TensorPtr& out);
 
 }  // namespace bm

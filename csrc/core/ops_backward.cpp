@@ -60,6 +60,10 @@ TensorPtr gelu_tanh_backward(const TensorPtr& grad_out, const TensorPtr& x) {
   return act_backward(OpId::gelu_tanh_backward, grad_out, x);
 }
 
+TensorPtr relu_backward(const TensorPtr& grad_out, const TensorPtr& out) {
+  return act_backward(OpId::relu_backward, grad_out, out);
+}
+
 TensorPtr silu_backward(const TensorPtr& grad_out, const TensorPtr& x) {
   return act_backward(OpId::silu_backward, grad_out, x);
 }

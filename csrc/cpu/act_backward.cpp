@@ -1,4 +1,4 @@
-// gelu_backward, gelu_tanh_backward, silu_backward: out = grad * act'(x), operands broadcast by
+// gelu_backward, gelu_tanh_backward, silu_backward: out = grad * act'(x) (relu_backward: a select), operands broadcast by
 // the dispatcher. float32 (and the half types, computed in float32) use the formulas of
 // shaders/activation_grad.h, which shaders/binary.metal runs too, so the CPU and the simulator
 // agree bit for bit; contiguous float32 runs in loops compiled for AVX2 / AVX-512 as well as the
@@ -14,18 +14,21 @@ namespace bm::cpu {
 
 namespace {
 
-enum class Grad { gelu, gelu_tanh, silu };
+enum class Grad { gelu, gelu_tanh, silu, relu };
 
 template <Grad K>
 inline float grad_f32(float x) {
   if constexpr (K == Grad::gelu) return bm_gelu_grad(x);
   else if constexpr (K == Grad::gelu_tanh) return bm_gelu_tanh_grad(x);
-  else return bm_silu_grad(x);
+  else if constexpr (K == Grad::silu) return bm_silu_grad(x);
+  else return x > 0.0f ? 1.0f : 0.0f;  // relu (unused: relu selects, see apply_f32)
 }
 
 template <Grad K>
 double grad_f64(double x) {
-  if constexpr (K == Grad::gelu) {
+  if constexpr (K == Grad::relu) {
+    return x > 0 ? 1.0 : 0.0;
+  } else if constexpr (K == Grad::gelu) {
     const double z = x * 0.70710678118654752440;
     const double cdf = x >= 0 ? 0.5 * (1 + std::erf(z)) : 0.5 * std::erfc(-z);
     return cdf + x * (0.39894228040143267794 * std::exp(-0.5 * x * x));
@@ -39,19 +42,27 @@ double grad_f64(double x) {
   }
 }
 
+// out = grad * act'(x); relu_backward selects instead (x is relu's output): grad where x > 0 (or
+// NaN), 0 where x <= 0, so an inf or NaN gradient does not turn into NaN at the zeros.
+template <Grad K>
+inline float apply_f32(float g, float x) {
+  if constexpr (K == Grad::relu) return x <= 0.0f ? 0.0f : g;
+  else return g * grad_f32<K>(x);
+}
+
 template <Grad K>
 void loop_base(const float* g, const float* x, float* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = g[i] * grad_f32<K>(x[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply_f32<K>(g[i], x[i]);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 template <Grad K>
 __attribute__((target("avx2,fma"))) void loop_avx2(const float* g, const float* x, float* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = g[i] * grad_f32<K>(x[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply_f32<K>(g[i], x[i]);
 }
 template <Grad K>
 __attribute__((target("avx512f,fma,prefer-vector-width=512"))) void loop_avx512(const float* g, const float* x,
                                                                                   float* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = g[i] * grad_f32<K>(x[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply_f32<K>(g[i], x[i]);
 }
 #endif
 
@@ -77,12 +88,13 @@ struct ActBackward {
             return loop<K>(reinterpret_cast<const float*>(p[1]), reinterpret_cast<const float*>(p[2]),
                            reinterpret_cast<float*>(p[0]), n);
           for (int64_t i = 0; i < n; ++i)
-            *reinterpret_cast<float*>(p[0] + i * st[0]) = at<float>(p[1], i, st[1]) * grad_f32<K>(at<float>(p[2], i, st[2]));
+            *reinterpret_cast<float*>(p[0] + i * st[0]) = apply_f32<K>(at<float>(p[1], i, st[1]), at<float>(p[2], i, st[2]));
         });
       } else if constexpr (row_has<T>(Id) && std::is_same_v<acc_t<T>, float>) {
-        map2<T, T>(c, [](T g, T x) { return T(float(g) * grad_f32<K>(float(x))); });
+        map2<T, T>(c, [](T g, T x) { return T(apply_f32<K>(float(g), float(x))); });
       } else if constexpr (row_has<T>(Id) && std::is_same_v<T, double>) {
-        map2<T, T>(c, [](T g, T x) { return g * grad_f64<K>(x); });
+        if constexpr (K == Grad::relu) map2<T, T>(c, [](T g, T x) { return x <= 0 ? T(0) : g; });
+        else map2<T, T>(c, [](T g, T x) { return g * grad_f64<K>(x); });
       } else {
         no_kernel(op_row(Id).name);
       }
@@ -92,6 +104,7 @@ struct ActBackward {
 template <typename T> using gelu_backward_kernel = ActBackward<OpId::gelu_backward, Grad::gelu>::Kernel<T>;
 template <typename T> using gelu_tanh_backward_kernel = ActBackward<OpId::gelu_tanh_backward, Grad::gelu_tanh>::Kernel<T>;
 template <typename T> using silu_backward_kernel = ActBackward<OpId::silu_backward, Grad::silu>::Kernel<T>;
+template <typename T> using relu_backward_kernel = ActBackward<OpId::relu_backward, Grad::relu>::Kernel<T>;
 
 }  // namespace
 
@@ -99,6 +112,7 @@ void register_act_backward_kernels(Backend& b) {
   register_for_row<gelu_backward_kernel>(b, OpId::gelu_backward);
   register_for_row<gelu_tanh_backward_kernel>(b, OpId::gelu_tanh_backward);
   register_for_row<silu_backward_kernel>(b, OpId::silu_backward);
+  register_for_row<relu_backward_kernel>(b, OpId::relu_backward);
 }
 
 }  // namespace bm::cpu

@@ -170,7 +170,7 @@ void register_elementwise_kernels(MetalBackend& b) {
   BM_METAL_ELEMENTWISE(gt) BM_METAL_ELEMENTWISE(ge)
   register_row(b, OpId::pow, &pow_kernel);
   // binary.metal: activation gradients (h2)
-  BM_METAL_ELEMENTWISE(gelu_backward) BM_METAL_ELEMENTWISE(gelu_tanh_backward) BM_METAL_ELEMENTWISE(silu_backward)
+  BM_METAL_ELEMENTWISE(gelu_backward) BM_METAL_ELEMENTWISE(gelu_tanh_backward) BM_METAL_ELEMENTWISE(silu_backward) BM_METAL_ELEMENTWISE(relu_backward)
   register_row(b, OpId::floor_divide, &division_kernel<OpId::floor_divide>);
   register_row(b, OpId::remainder, &division_kernel<OpId::remainder>);
   // where.metal
