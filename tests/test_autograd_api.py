@@ -316,3 +316,13 @@ def test_ties_and_bounds_follow_torch(device):
         assert_close(x.grad, tx.grad.numpy(), msg=f"expression {k}")
         if ty.grad is not None:
             assert_close(y.grad, ty.grad.numpy(), msg=f"expression {k}")
+
+
+def test_gradient_flows_back_to_the_source_device():
+    for other in [d for d in DEVICES if d != "cpu"]:
+        x = leaf([1.0, 2.0, 3.0])
+        y = (x.to(other) * bm.tensor([2.0, 3.0, 4.0], device=other)).sum()
+        assert y.device == bm.device(other)
+        y.backward()
+        assert x.grad.device == bm.device("cpu")
+        assert_close(x.grad, np.array([2.0, 3.0, 4.0]))

@@ -24,7 +24,7 @@ def _outputs(func, inputs):
 
 
 def _with_values(t: Tensor, values: np.ndarray, like_grad: bool = False) -> Tensor:
-    out = _core._from_numpy_copy(np.ascontiguousarray(values), t.device)
+    out = _core._from_numpy_copy(np.array(values, order="C"), t.device)  # (ascontiguousarray makes 0-d 1-d)
     out = out if out.dtype == t.dtype else out.to(t.dtype)
     return out.requires_grad_() if like_grad and t.requires_grad else out
 
