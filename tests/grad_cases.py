@@ -34,6 +34,7 @@ class GradCase:
         return self.op + (f"[{self.variant}]" if self.variant else "")
 
 
+_NOT_0D = ("contiguous", "transposed", "sliced", "offset", "broadcast", "empty")
 _NOT_EMPTY = ("contiguous", "transposed", "sliced", "offset", "broadcast", "0d")
 _NOT_0D_OR_EMPTY = ("contiguous", "transposed", "sliced", "offset", "broadcast")
 
@@ -101,6 +102,16 @@ CASES = [
     GradCase("silu", bm.nn.functional.silu, torch.nn.functional.silu),
     GradCase("softmax", lambda x: bm.softmax(x, dim=-1), lambda x: torch.softmax(x, dim=-1)),
     GradCase("log_softmax", lambda x: bm.log_softmax(x, dim=0), lambda x: torch.log_softmax(x, dim=0)),
+    # ---- ops outside the registry: views, contiguous, cat, stack (nodes of their own) ----
+    GradCase("view_ops", lambda x: x.T.reshape(-1).unsqueeze(0).expand(2, -1).flatten() * 1.0,
+             lambda x: x.T.reshape(-1).unsqueeze(0).expand(2, -1).flatten() * 1.0, layouts=_NOT_0D),
+    GradCase("view_ops", lambda x: x.permute(1, 0)[1:, ::2].contiguous().squeeze() * 1.0,
+             lambda x: x.permute(1, 0)[1:, ::2].contiguous().squeeze() * 1.0, variant="slice", layouts=_NOT_0D),
+    GradCase("view_ops", lambda x: x[1][None, ..., 2:] * 1.0, lambda x: x[1][None, ..., 2:] * 1.0, variant="select",
+             layouts=_NOT_0D),
+    GradCase("cat", lambda a, b: bm.cat([a, b * 2], 0), lambda a, b: torch.cat([a, b * 2], 0), ((2, 3), (3, 3)),
+             layouts=_NOT_0D),
+    GradCase("stack", lambda a, b: bm.stack([a, b], -1), lambda a, b: torch.stack([a, b], -1), ((2, 3), (2, 3))),
     GradCase("matmul", bm.matmul, torch.matmul, ((3, 4), (4, 5)), layouts=("contiguous", "transposed", "sliced",
                                                                             "offset", "broadcast")),
     GradCase("matmul", bm.matmul, torch.matmul, ((4,), (4, 5)), variant="vec_mat",
