@@ -118,8 +118,9 @@ def test_checkpoint_resume_in_a_new_process_reproduces_the_losses(tmp_path, devi
     def run(out, *extra):
         script = RESUME_SCRIPT.format(examples=os.path.join(ROOT, "examples"), device=device, out=str(out))
         cmd = [sys.executable, "-c", script, *extra]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.join(ROOT, "python"),
-                                                                       os.environ.get("PYTHONPATH")) if p))
+        # the bessemer this process imported (an installed wheel in CI, the source tree when developing)
+        here = os.path.dirname(os.path.dirname(os.path.abspath(bm.__file__)))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p))
         res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
         assert res.returncode == 0, res.stderr[-3000:]
         return json.loads(res.stdout.strip().splitlines()[-1])
