@@ -19,7 +19,7 @@ from harness import DEVICES, dtypes_on
 FLOATS = [bm.float32, bm.float16, bm.bfloat16, bm.float64]
 TOL = {bm.float64: (1e-8, 1e-9), bm.float32: (2e-4, 2e-5), bm.float16: (3e-2, 3e-2), bm.bfloat16: (1.5e-1, 1.5e-1)}
 _NP = {bm.float32: np.float32, bm.float16: np.float16, bm.bfloat16: np.float32, bm.float64: np.float64}
-LAYOUTS = ["contiguous", "transposed", "sliced", "channels_last"]
+LAYOUTS = ["contiguous", "transposed", "sliced", "channels_last", "offset"]
 
 
 def _round(v, dtype):
@@ -39,6 +39,9 @@ def _make(v, dtype, device, layout):
         big = np.zeros(tuple(2 * s for s in v.shape))
         big[tuple(slice(None, None, 2) for _ in v.shape)] = v
         t = host(big)[tuple(slice(None, None, 2) for _ in v.shape)]
+    elif layout == "offset":  # a view starting 3 elements into its storage
+        flat = np.concatenate([np.zeros(3), v.reshape(-1)])
+        t = host(flat)[3:].reshape(v.shape)
     elif layout == "channels_last" and v.ndim == 4:
         t = host(v.transpose(0, 2, 3, 1)).permute(0, 3, 1, 2)
     else:
