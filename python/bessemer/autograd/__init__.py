@@ -43,7 +43,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     .grad are not touched. Unused inputs give None with allow_unused=True (zeros with
     materialize_grads=True) and an error otherwise."""
     outputs = _as_list(outputs)
-    single = isinstance(inputs, _core.Tensor)
     inputs = _as_list(inputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
     if len(grads) != len(outputs):
@@ -56,5 +55,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     if materialize_grads:
         result = tuple(g if g is not None else _core.full(list(x.shape), 0, x.dtype, x.device)
                        for g, x in zip(result, inputs))
-    del single
     return result
