@@ -49,6 +49,8 @@ bool is_number(const py::handle& obj);
 Scalar scalar_arg(const char* op, const py::handle& obj);
 // A Tensor or a Python number; TypeError naming the op otherwise.
 Operand operand_arg(const char* op, const py::handle& obj);
+// None -> nullptr; a Tensor -> itself; anything else is a TypeError naming the op and argument.
+TensorPtr optional_tensor_arg(const char* op, const char* name, const py::handle& obj);
 // An int or a sequence of ints (a shape, or dims).
 std::vector<int64_t> int_list_arg(const char* op, const py::handle& obj);
 // Sizes given as f(2, 3) or f((2, 3)) or f([2, 3]).

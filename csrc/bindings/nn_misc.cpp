@@ -1,23 +1,9 @@
 // dropout, embedding, nll_loss, cross_entropy and linear (python/bessemer/nn/functional.py wraps
 // them with torch's signatures).
 #include "bindings/common.h"
-#include "core/errors.h"
 #include "core/ops_nn_misc.h"
 
 namespace bm::bind {
-
-namespace {
-
-// None -> nullptr; a Tensor -> itself; anything else is a TypeError naming the op and argument.
-TensorPtr optional_tensor(const char* op, const char* name, const py::object& obj) {
-  if (obj.is_none()) return nullptr;
-  if (!py::isinstance<Tensor>(obj))
-    throw TypeError(std::string("[") + op + "] " + name + " must be a Tensor or None, got " +
-                    std::string(py::str(py::type::of(obj).attr("__name__"))));
-  return obj.cast<TensorPtr>();
-}
-
-}  // namespace
 
 void init_nn_misc(py::module_& m) {
   m.def("dropout", [](const TensorPtr& input, double p, bool training, const py::object& generator) {
@@ -30,17 +16,17 @@ void init_nn_misc(py::module_& m) {
   }, py::arg("input"), py::arg("weight"), py::arg("padding_idx") = py::none());
   m.def("nll_loss", [](const TensorPtr& input, const TensorPtr& target, const py::object& weight, int64_t ignore_index,
                        const std::string& reduction) {
-    return nll_loss(input, target, optional_tensor("nll_loss", "weight", weight), ignore_index, reduction);
+    return nll_loss(input, target, optional_tensor_arg("nll_loss", "weight", weight), ignore_index, reduction);
   }, py::arg("input"), py::arg("target"), py::arg("weight") = py::none(), py::arg("ignore_index") = -100,
      py::arg("reduction") = "mean");
   m.def("cross_entropy", [](const TensorPtr& input, const TensorPtr& target, const py::object& weight,
                             int64_t ignore_index, const std::string& reduction, double label_smoothing) {
-    return cross_entropy(input, target, optional_tensor("cross_entropy", "weight", weight), ignore_index, reduction,
+    return cross_entropy(input, target, optional_tensor_arg("cross_entropy", "weight", weight), ignore_index, reduction,
                          label_smoothing);
   }, py::arg("input"), py::arg("target"), py::arg("weight") = py::none(), py::arg("ignore_index") = -100,
      py::arg("reduction") = "mean", py::arg("label_smoothing") = 0.0);
   m.def("linear", [](const TensorPtr& input, const TensorPtr& weight, const py::object& bias) {
-    return linear(input, weight, optional_tensor("linear", "bias", bias));
+    return linear(input, weight, optional_tensor_arg("linear", "bias", bias));
   }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());
 }
 

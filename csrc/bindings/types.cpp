@@ -76,6 +76,14 @@ Operand operand_arg(const char* op, const py::handle& obj) {
                   std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
+TensorPtr optional_tensor_arg(const char* op, const char* name, const py::handle& obj) {
+  if (obj.is_none()) return nullptr;
+  if (!py::isinstance<Tensor>(obj))
+    throw TypeError(std::string("[") + op + "] " + name + " must be a Tensor or None, got " +
+                    std::string(py::str(py::type::of(obj).attr("__name__"))));
+  return obj.cast<TensorPtr>();
+}
+
 std::vector<int64_t> int_list_arg(const char* op, const py::handle& obj) {
   if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return {obj.cast<int64_t>()};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {

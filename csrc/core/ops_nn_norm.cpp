@@ -6,34 +6,14 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/norm_checks.h"
 #include "core/ops_norm.h"
 #include "autograd/record.h"
 #include "autograd/rules_nn.h"
 
 namespace bm {
 
-namespace {
-
-using Named = std::vector<std::pair<const char*, const Tensor*>>;
-
-// The given (non-null) tensors with their torch argument names, input first.
-Named named(std::initializer_list<std::pair<const char*, const TensorPtr*>> args) {
-  Named n;
-  for (const auto& [name, t] : args)
-    if (*t) n.push_back({name, t->get()});
-  return n;
-}
-
-void check_floating(const char* op, const char* name, const Tensor& t) {
-  if (!is_floating(t.dtype))
-    throw UnsupportedError(std::string("[") + op + "] " + name + " must be a floating point tensor, got " +
-                           dtype_name(t.dtype));
-}
-
-// The compute dtype of the statistics and of batch_norm's scale/shift.
-DType stats_dtype(DType input) { return input == DType::Float64 ? DType::Float64 : DType::Float32; }
-
-}  // namespace
+using namespace norm_detail;
 
 TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const TensorPtr& weight,
                      const TensorPtr& bias, double eps) {
@@ -44,16 +24,9 @@ TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const
   for (size_t i = 1; i < args.size(); ++i) check_floating("layer_norm", args[i].first, *args[i].second);
 
   const Shape ns(normalized_shape.begin(), normalized_shape.end());
-  const size_t k = ns.size(), nd = input->shape.size();
-  if (k == 0)
-    throw ValueError("[layer_norm] normalized_shape must have at least one dim, got ()");
-  if (k > nd || !std::equal(ns.begin(), ns.end(), input->shape.end() - int64_t(k)))
-    throw ValueError("[layer_norm] normalized_shape " + shape_str(ns) + " does not match the input's shape " +
-                     shape_str(input->shape) + ": its last " + std::to_string(k) + " dims must be " + shape_str(ns));
-  for (size_t i = 1; i < args.size(); ++i)
-    if (args[i].second->shape != ns)
-      throw ValueError(std::string("[layer_norm] ") + args[i].first + " has shape " + shape_str(args[i].second->shape) +
-                       " but normalized_shape is " + shape_str(ns));
+  const size_t k = ns.size();
+  check_normalized_shape("layer_norm", ns, *input);
+  check_param_shapes("layer_norm", args, 1, ns);
 
   TensorPtr out = empty_tensor(input->shape, input->dtype, dev);
   if (out->numel() == 0) return out;
@@ -82,7 +55,7 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
   Device* dev = input->device();
   check_dtype_supported(OpId::batch_norm, input->dtype, dev);
   for (size_t i = 1; i < args.size(); ++i) check_floating("batch_norm", args[i].first, *args[i].second);
-  const DType acc = stats_dtype(input->dtype);
+  const DType acc = acc_dtype(input->dtype);
 
   if (input->ndim() < 2)
     throw ValueError("[batch_norm] expected an input of shape (N, C, ...) with at least 2 dims, got shape " +

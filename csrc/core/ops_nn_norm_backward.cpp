@@ -13,29 +13,14 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/norm_checks.h"
 #include "core/ops_norm.h"
 
 namespace bm {
 
+using namespace norm_detail;
+
 namespace {
-
-using Named = std::vector<std::pair<const char*, const Tensor*>>;
-
-Named named(std::initializer_list<std::pair<const char*, const TensorPtr*>> args) {
-  Named n;
-  for (const auto& [name, t] : args)
-    if (*t) n.push_back({name, t->get()});
-  return n;
-}
-
-void check_floating(const char* op, const char* name, const Tensor& t) {
-  if (!is_floating(t.dtype))
-    throw UnsupportedError(std::string("[") + op + "] " + name + " must be a floating point tensor, got " +
-                           dtype_name(t.dtype));
-}
-
-// Statistics and parameter gradients accumulate in float32 (float64 for float64 inputs).
-DType acc_dtype(DType input) { return input == DType::Float64 ? DType::Float64 : DType::Float32; }
 
 void check_grad_shape(const char* op, const Tensor& grad, const Tensor& input) {
   if (grad.shape != input.shape)
@@ -60,14 +45,8 @@ NormGrads layer_norm_backward(const TensorPtr& grad_out, const TensorPtr& input,
   const Shape ns(normalized_shape.begin(), normalized_shape.end());
   const size_t k = ns.size(), nd = input->shape.size();
   check_grad_shape(op, *grad_out, *input);
-  if (k == 0) throw ValueError("[layer_norm_backward] normalized_shape must have at least one dim, got ()");
-  if (k > nd || !std::equal(ns.begin(), ns.end(), input->shape.end() - int64_t(k)))
-    throw ValueError("[layer_norm_backward] normalized_shape " + shape_str(ns) + " does not match the input's shape " +
-                     shape_str(input->shape) + ": its last " + std::to_string(k) + " dims must be " + shape_str(ns));
-  for (size_t i = 2; i < args.size(); ++i)
-    if (args[i].second->shape != ns)
-      throw ValueError(std::string("[layer_norm_backward] ") + args[i].first + " has shape " +
-                       shape_str(args[i].second->shape) + " but normalized_shape is " + shape_str(ns));
+  check_normalized_shape(op, ns, *input);
+  check_param_shapes(op, args, 2, ns);
 
   NormGrads r;
   r.input = empty_tensor(input->shape, input->dtype, dev);

@@ -138,6 +138,28 @@ OpArgs window_args(const Window& w) {
   return a;
 }
 
+// max_pool2d's checks (under `id` and `op`) and its values, which max_pool2d_with_indices shares;
+// the 4-D input, output shape and window come back for the indices launch.
+struct MaxPool {
+  TensorPtr x4;
+  Shape out;
+  OpArgs args;
+  TensorPtr values;
+};
+
+MaxPool max_pool_values(OpId id, const char* op, const TensorPtr& input, const Dims& kernel_size, const Dims& stride,
+                        const Dims& padding, const Dims& dilation, bool ceil_mode) {
+  check_device_and_dtype(id, input);
+  Window w = check_window(op, kernel_size, stride, padding, dilation);
+  check_input_shape(op, input->shape, 3);
+  MaxPool m;
+  m.x4 = as_4d(input);
+  m.out = window_output(op, m.x4->shape, input->shape, w, ceil_mode);
+  m.args = window_args(w);
+  m.values = run_pool(OpId::max_pool2d, input, m.x4, m.out, m.args, input->dtype);
+  return m;
+}
+
 }  // namespace
 
 int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
@@ -151,19 +173,12 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 
 TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
                      const Dims& dilation, bool ceil_mode) {
-  const char* op = "max_pool2d";
-  check_device_and_dtype(OpId::max_pool2d, input);
-  Window w = check_window(op, kernel_size, stride, padding, dilation);
-  check_input_shape(op, input->shape, 3);
-  TensorPtr x4 = as_4d(input);
-  Shape out = window_output(op, x4->shape, input->shape, w, ceil_mode);
-  OpArgs a = window_args(w);
-  TensorPtr values = run_pool(OpId::max_pool2d, input, x4, out, a, input->dtype);
+  MaxPool m = max_pool_values(OpId::max_pool2d, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode);
   if (should_record({&input})) {
-    TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, x4, out, a, DType::Int64);
-    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, values);
+    TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, m.x4, m.out, m.args, DType::Int64);
+    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, m.values);
   }
-  return values;
+  return m.values;
 }
 
 TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
@@ -209,17 +224,12 @@ TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::opt
 std::pair<TensorPtr, TensorPtr> max_pool2d_with_indices(const TensorPtr& input, const Dims& kernel_size,
                                                         const Dims& stride, const Dims& padding, const Dims& dilation,
                                                         bool ceil_mode) {
-  const char* op = "max_pool2d_with_indices";
-  check_device_and_dtype(OpId::max_pool2d_with_indices, input);
-  Window w = check_window(op, kernel_size, stride, padding, dilation);
-  check_input_shape(op, input->shape, 3);
-  TensorPtr x4 = as_4d(input);
-  Shape out = window_output(op, x4->shape, input->shape, w, ceil_mode);
-  OpArgs a = window_args(w);
-  TensorPtr values = run_pool(OpId::max_pool2d, input, x4, out, a, input->dtype);
-  TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, x4, out, a, DType::Int64);
-  if (should_record({&input})) record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, values);
-  return {values, indices};
+  MaxPool m = max_pool_values(OpId::max_pool2d_with_indices, "max_pool2d_with_indices", input, kernel_size, stride,
+                              padding, dilation, ceil_mode);
+  TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, m.x4, m.out, m.args, DType::Int64);
+  if (should_record({&input}))
+    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, m.values);
+  return {m.values, indices};
 }
 
 namespace {

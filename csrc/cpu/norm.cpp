@@ -24,9 +24,9 @@ void layer_norm_impl(const KernelCall& c) {
   const Tensor& x = *c.in[0];
   const Tensor& out = *c.out;
   const OpArgs& args = *c.args;
-  const size_t nd = x.shape.size(), k = size_t(args.norm_ndim);
-  const DimRun x_rows = merged(x, 0, nd - k), x_cols = merged(x, nd - k, nd);
-  const DimRun o_rows = merged(out, 0, nd - k), o_cols = merged(out, nd - k, nd);
+  const size_t k = size_t(args.norm_ndim);
+  const DimRun x_rows = row_dims(x, k), x_cols = col_dims(x, k);
+  const DimRun o_rows = row_dims(out, k), o_cols = col_dims(out, k);
   const int64_t rows = x_rows.numel(), n = x_cols.numel();
   // weight and bias: contiguous over the row, in T (the op layer made them so).
   const T* w = args.norm_weight ? c.in[1]->data<T>() : nullptr;
@@ -37,7 +37,7 @@ void layer_norm_impl(const KernelCall& c) {
   const bool direct_in = std::is_same_v<T, A> && x_cols.unit();  // read the row in place
   const bool direct_out = o_cols.unit();
 
-  parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     std::vector<A> in_buf(direct_in ? 0 : n), out_buf(direct_out ? 0 : n);
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = xb + offset_of(x_rows, r);
@@ -49,15 +49,8 @@ void layer_norm_impl(const KernelCall& c) {
         for_each_offset(x_cols, [&](int64_t j, int64_t off) { in_buf[size_t(j)] = A(xr[off]); });
         v = in_buf.data();
       }
-      A mean, var;
-      if constexpr (std::is_same_v<A, float>) {  // float and the half types: the AVX2/AVX-512 rows
-        mean = sum_f32(v, n) / A(n);
-        var = sq_dev_sum_f32(v, n, mean) / A(n);
-      } else {
-        mean = blocked_sum<A>(n, [v](int64_t j) { return v[j]; }) / A(n);
-        var = blocked_sum<A>(n, [v, mean](int64_t j) { A d = v[j] - mean; return d * d; }) / A(n);
-      }
-      const A rstd = A(1) / std::sqrt(var + eps);
+      A mean, rstd;
+      row_stats(v, n, eps, mean, rstd);
       // y[j] = (v[j] - mean) * rstd [* w[j]] [+ b[j]], written straight to a dense output row.
       auto write = [&](auto* y) {
         using Y = std::remove_pointer_t<decltype(y)>;

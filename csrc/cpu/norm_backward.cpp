@@ -27,10 +27,10 @@ void layer_norm_backward_impl(const KernelCall& c) {
   const Tensor& x = *c.in[1];
   const Tensor& out = *c.out;
   const OpArgs& args = *c.args;
-  const size_t nd = x.shape.size(), k = size_t(args.norm_ndim);
-  const DimRun g_rows = merged(g, 0, nd - k), g_cols = merged(g, nd - k, nd);
-  const DimRun x_rows = merged(x, 0, nd - k), x_cols = merged(x, nd - k, nd);
-  const DimRun o_rows = merged(out, 0, nd - k), o_cols = merged(out, nd - k, nd);
+  const size_t k = size_t(args.norm_ndim);
+  const DimRun g_rows = row_dims(g, k), g_cols = col_dims(g, k);
+  const DimRun x_rows = row_dims(x, k), x_cols = col_dims(x, k);
+  const DimRun o_rows = row_dims(out, k), o_cols = col_dims(out, k);
   const int64_t rows = x_rows.numel(), n = x_cols.numel();
   const T* w = args.norm_weight ? c.in[2]->data<T>() : nullptr;  // dense over the row, in T
   const A eps = A(args.norm_eps), inv_n = A(1) / A(n);
@@ -38,7 +38,7 @@ void layer_norm_backward_impl(const KernelCall& c) {
   const T* xb = x.data<T>();
   T* ob = out.data<T>();
 
-  parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+  parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     std::vector<A> xv(static_cast<size_t>(n)), gv(static_cast<size_t>(n));
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = xb + offset_of(x_rows, r);
@@ -47,15 +47,8 @@ void layer_norm_backward_impl(const KernelCall& c) {
       for_each_offset(x_cols, [&](int64_t j, int64_t off) { xv[size_t(j)] = A(xr[off]); });
       for_each_offset(g_cols, [&](int64_t j, int64_t off) { gv[size_t(j)] = A(gr[off]); });
       const A* v = xv.data();
-      A mean, var;
-      if constexpr (std::is_same_v<A, float>) {  // the forward's statistics, to the bit
-        mean = sum_f32(v, n) / A(n);
-        var = sq_dev_sum_f32(v, n, mean) / A(n);
-      } else {
-        mean = blocked_sum<A>(n, [v](int64_t j) { return v[j]; }) / A(n);
-        var = blocked_sum<A>(n, [v, mean](int64_t j) { A d = v[j] - mean; return d * d; }) / A(n);
-      }
-      const A rstd = A(1) / std::sqrt(var + eps);
+      A mean, rstd;
+      row_stats(v, n, eps, mean, rstd);  // the forward's statistics, to the bit
       if (w)
         for (int64_t j = 0; j < n; ++j) gv[size_t(j)] = gv[size_t(j)] * A(w[j]);
       A* gw = gv.data();

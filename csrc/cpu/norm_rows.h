@@ -1,11 +1,15 @@
 // Row helpers of the normalisation kernels (norm.cpp, norm_backward.cpp): a tensor's leading or
-// trailing dims as one run of merged dims, offsets along it, and a blocked sum.
+// trailing dims as one run of merged dims, offsets along it, a blocked sum, and a row's statistics.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/tensor.h"
+#include "cpu/loops.h"
+#include "cpu/norm_f32.h"
 
 namespace bm::cpu {
 
@@ -36,6 +40,13 @@ inline DimRun merged(const Tensor& t, size_t from, size_t to) {
   }
   return r;
 }
+
+// A tensor's leading dims (one index per row) and its trailing k dims (the row itself), merged.
+inline DimRun row_dims(const Tensor& t, size_t k) { return merged(t, 0, t.shape.size() - k); }
+inline DimRun col_dims(const Tensor& t, size_t k) { return merged(t, t.shape.size() - k, t.shape.size()); }
+
+// Rows per parallel_for chunk for rows of n elements: about kParallelGrain elements a chunk.
+inline int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)); }
 
 // Element offset of linear index i of a run.
 inline int64_t offset_of(const DimRun& r, int64_t i) {
@@ -84,6 +95,22 @@ inline A blocked_sum(int64_t n, F&& term) {
     total += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
   }
   return total;
+}
+
+// Mean and rstd = 1 / sqrt(var + eps) of the dense row v[0..n), var biased, in two passes. The
+// forward and the backward both call this, so the backward recomputes the forward's statistics to
+// the bit.
+template <typename A>
+inline void row_stats(const A* v, int64_t n, A eps, A& mean, A& rstd) {
+  A var;
+  if constexpr (std::is_same_v<A, float>) {  // float and the half types: the AVX2/AVX-512 rows
+    mean = sum_f32(v, n) / A(n);
+    var = sq_dev_sum_f32(v, n, mean) / A(n);
+  } else {
+    mean = blocked_sum<A>(n, [v](int64_t j) { return v[j]; }) / A(n);
+    var = blocked_sum<A>(n, [v, mean](int64_t j) { A d = v[j] - mean; return d * d; }) / A(n);
+  }
+  rstd = A(1) / std::sqrt(var + eps);
 }
 
 }  // namespace bm::cpu

@@ -47,6 +47,19 @@ struct Layout {
 // BM_MAX_DIMS dims that cannot be merged are split along their outer dims, one launch per slice.
 void for_each_layout(const std::vector<const Tensor*>& ts, const std::function<void(const Layout&)>& fn);
 
+// Layout fields of a shader argument struct (numel, ndim, shape, offset[k], strides[k]): operand k
+// is the k-th tensor given to for_each_layout.
+template <typename Args>
+void set_layout(const Layout& L, Args* a) {
+  a->numel = L.numel;
+  a->ndim = L.ndim;
+  for (int d = 0; d < L.ndim; ++d) a->shape[d] = L.shape[d];
+  for (size_t k = 0; k < L.offset.size(); ++k) {
+    a->offset[k] = L.offset[k];
+    for (int d = 0; d < L.ndim; ++d) a->strides[k][d] = L.strides[k][d];
+  }
+}
+
 // Threadgroup size for a 1-D launch over n threads.
 inline Size3 group_1d(int64_t n) { return Size3{uint64_t(n < 256 ? (n > 0 ? n : 1) : 256), 1, 1}; }
 

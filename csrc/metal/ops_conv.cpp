@@ -14,27 +14,35 @@ namespace {
 constexpr int64_t kTile = 32;            // CV_TILE in conv.metal
 constexpr uint64_t kThreadsPerSide = 8;  // CV_T: the threadgroup is kThreadsPerSide^2 threads
 
+// The geometry fields Conv2dArgs and Conv2dBackwardArgs share: input x (N, C, H, W), weight w
+// (O, Cg, kH, kW), y with the output's shape (N, O, OH, OW), and the op's stride, padding,
+// dilation and groups.
+template <typename Args>
+void set_geometry(const Tensor& x, const Tensor& w, const Tensor& y, const OpArgs& o, Args* a) {
+  a->in_h = x.shape[2];
+  a->in_w = x.shape[3];
+  a->out_h = y.shape[2];
+  a->out_w = y.shape[3];
+  a->k_h = w.shape[2];
+  a->k_w = w.shape[3];
+  a->stride_h = o.conv_stride[0];
+  a->stride_w = o.conv_stride[1];
+  a->pad_h = o.conv_padding[0];
+  a->pad_w = o.conv_padding[1];
+  a->dil_h = o.conv_dilation[0];
+  a->dil_w = o.conv_dilation[1];
+  a->cin_g = x.shape[1] / o.conv_groups;
+  a->cout_g = w.shape[0] / o.conv_groups;
+}
+
 void conv2d_kernel(const KernelCall& c) {
   const Tensor &x = *c.in[0], &w = *c.in[1];
   const Tensor* b = c.nin > 2 ? c.in[2] : nullptr;
   Tensor& out = *c.out;
   const OpArgs& o = *c.args;
   Conv2dArgs a{};
-  a.in_h = x.shape[2];
-  a.in_w = x.shape[3];
-  a.out_h = out.shape[2];
-  a.out_w = out.shape[3];
-  a.k_h = w.shape[2];
-  a.k_w = w.shape[3];
-  a.stride_h = o.conv_stride[0];
-  a.stride_w = o.conv_stride[1];
-  a.pad_h = o.conv_padding[0];
-  a.pad_w = o.conv_padding[1];
-  a.dil_h = o.conv_dilation[0];
-  a.dil_w = o.conv_dilation[1];
+  set_geometry(x, w, out, o, &a);
   const int64_t groups = o.conv_groups;
-  a.cin_g = x.shape[1] / groups;
-  a.cout_g = w.shape[0] / groups;
   a.k_total = a.cin_g * a.k_h * a.k_w;
   a.cols = x.shape[0] * a.out_h * a.out_w;
   a.in_offset = x.offset;
@@ -67,22 +75,9 @@ void conv2d_backward_kernel(const KernelCall& c, bool weight_grad) {
   const Tensor& w = weight_grad ? out : other;  // (O, Cg, kH, kW)
   const OpArgs& o = *c.args;
   Conv2dBackwardArgs a{};
-  a.in_h = x.shape[2];
-  a.in_w = x.shape[3];
-  a.out_h = g.shape[2];
-  a.out_w = g.shape[3];
-  a.k_h = w.shape[2];
-  a.k_w = w.shape[3];
-  a.stride_h = o.conv_stride[0];
-  a.stride_w = o.conv_stride[1];
-  a.pad_h = o.conv_padding[0];
-  a.pad_w = o.conv_padding[1];
-  a.dil_h = o.conv_dilation[0];
-  a.dil_w = o.conv_dilation[1];
+  set_geometry(x, w, g, o, &a);
   const int64_t groups = o.conv_groups;
   a.batch = x.shape[0];
-  a.cin_g = x.shape[1] / groups;
-  a.cout_g = w.shape[0] / groups;
   if (weight_grad) {
     a.rows = a.cout_g;
     a.cols = a.cin_g * a.k_h * a.k_w;

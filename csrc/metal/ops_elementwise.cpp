@@ -34,17 +34,6 @@ const OpNames& names_of(OpId op) {
   return table[int(op)];
 }
 
-// Layout fields of the argument struct: operand 0 is the first tensor given to for_each_layout.
-void set_layout(const Layout& L, ElementwiseArgs* a) {
-  a->numel = L.numel;
-  a->ndim = L.ndim;
-  for (int d = 0; d < L.ndim; ++d) a->shape[d] = L.shape[d];
-  for (size_t k = 0; k < L.offset.size(); ++k) {
-    a->offset[k] = L.offset[k];
-    for (int d = 0; d < L.ndim; ++d) a->strides[k][d] = L.strides[k][d];
-  }
-}
-
 // out = op(in...) with `params` (op parameters) for kernels instantiated for dtype `dt`. Inputs
 // are bound at buffers 0..nin-1, the output at nin, the arguments at nin+1.
 void launch(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& params) {

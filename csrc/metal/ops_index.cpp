@@ -30,17 +30,6 @@ Tensor row_number(const Shape& shape, int64_t dim) {
   return v;
 }
 
-template <typename Args>
-void set_common(const Layout& L, Args* a) {
-  a->numel = L.numel;
-  a->ndim = L.ndim;
-  for (int d = 0; d < L.ndim; ++d) a->shape[d] = L.shape[d];
-  for (size_t k = 0; k < L.offset.size(); ++k) {
-    a->offset[k] = L.offset[k];
-    for (int d = 0; d < L.ndim; ++d) a->strides[k][d] = L.strides[k][d];
-  }
-}
-
 // dst row dmap[k] (or k) := src row smap[k] for the rows of `shape` along dim.
 void launch_rows(const Tensor& src, Tensor& dst, const Tensor& smap, int64_t smap_offset, int64_t smap_stride,
                  const Tensor* dmap, int64_t dmap_offset, int64_t dmap_stride, const Shape& shape, int64_t dim) {
@@ -49,7 +38,7 @@ void launch_rows(const Tensor& src, Tensor& dst, const Tensor& smap, int64_t sma
   const Tensor dv = rows_at_zero(dst, shape, dim), sv = rows_at_zero(src, shape, dim), k = row_number(shape, dim);
   for_each_layout({&dv, &sv, &k}, [&](const Layout& L) {
     IndexRowsArgs a{};
-    set_common(L, &a);
+    set_layout(L, &a);
     a.src_row_stride = src.strides[size_t(dim)];
     a.dst_row_stride = dst.strides[size_t(dim)];
     a.src_rows = src.shape[size_t(dim)];
@@ -89,7 +78,7 @@ void index_add_kernel(const KernelCall& c) {
   const Tensor sv = rows_at_zero(src, out.shape, dim), p = row_number(out.shape, dim);
   for_each_layout({&out, &base, &sv, &p}, [&](const Layout& L) {
     IndexAddArgs a{};
-    set_common(L, &a);
+    set_layout(L, &a);
     a.src_row_stride = src.strides[size_t(dim)];
     a.rows = out.shape[size_t(dim)];
     a.csr_offset = csr.offset;

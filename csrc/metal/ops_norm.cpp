@@ -91,13 +91,7 @@ void batch_norm_kernel(const KernelCall& c) {
   const std::vector<MetalBackend::Binding> bind{{c.in[0], 0}, {c.in[1], 1}, {c.in[2], 2}, {c.out, 3}};
   for_each_layout({c.out, c.in[0], c.in[1], c.in[2]}, [&](const Layout& L) {
     ElementwiseArgs a{};
-    a.numel = L.numel;
-    a.ndim = L.ndim;
-    for (int d = 0; d < L.ndim; ++d) a.shape[d] = L.shape[d];
-    for (size_t k = 0; k < L.offset.size(); ++k) {
-      a.offset[k] = L.offset[k];
-      for (int d = 0; d < L.ndim; ++d) a.strides[k][d] = L.strides[k][d];
-    }
+    set_layout(L, &a);
     be.dispatch(name, bind, &a, sizeof(a), 4, Size3{uint64_t(L.numel), 1, 1}, group_1d(L.numel));
   });
 }

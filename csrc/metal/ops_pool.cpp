@@ -16,6 +16,32 @@ namespace {
 // Threads per launch at most: grid positions are 32-bit in the shaders.
 constexpr int64_t kMaxThreads = int64_t(1) << 31;
 
+// The window (kernel, stride, padding, dilation) and the averaging options of PoolArgs and
+// PoolBackwardArgs, from the op's arguments.
+template <typename Args>
+void set_window(const OpArgs& o, Args* a) {
+  for (int d = 0; d < 2; ++d) {
+    a->ksize[d] = int32_t(o.pool_kernel[d]);
+    a->stride[d] = int32_t(o.pool_stride[d]);
+    a->padding[d] = int32_t(o.pool_padding[d]);
+    a->dilation[d] = int32_t(o.pool_dilation[d]);
+  }
+  a->count_include_pad = o.pool_count_include_pad;
+  a->divisor = int32_t(o.pool_divisor);
+}
+
+// One thread per element of `planes` planes of per_plane elements, in as few launches of at most
+// kMaxThreads threads as whole planes allow: launch(first plane, threads). `what` names the plane
+// (input or output) in the error for a plane that no launch can hold.
+template <typename F>
+void for_each_launch(const char* op, const char* what, int64_t planes, int64_t per_plane, F&& launch) {
+  if (per_plane > kMaxThreads)
+    throw ValueError(std::string("[") + op + "] an " + what + " plane of " + std::to_string(per_plane) +
+                     " elements is more than one Metal launch can address");
+  const int64_t step = kMaxThreads / per_plane;
+  for (int64_t p0 = 0; p0 < planes; p0 += step) launch(p0, std::min(step, planes - p0) * per_plane);
+}
+
 void pool_kernel(const KernelCall& c, const char* base) {
   const Tensor& in = *c.in[0];
   const Tensor& out = *c.out;
@@ -25,25 +51,13 @@ void pool_kernel(const KernelCall& c, const char* base) {
   a.C = in.shape[1], a.H = in.shape[2], a.W = in.shape[3], a.OH = out.shape[2], a.OW = out.shape[3];
   a.in_offset = in.offset, a.out_offset = out.offset;
   for (int d = 0; d < 4; ++d) a.in_strides[d] = in.strides[d], a.out_strides[d] = out.strides[d];
-  for (int d = 0; d < 2; ++d) {
-    a.ksize[d] = int32_t(o.pool_kernel[d]);
-    a.stride[d] = int32_t(o.pool_stride[d]);
-    a.padding[d] = int32_t(o.pool_padding[d]);
-    a.dilation[d] = int32_t(o.pool_dilation[d]);
-  }
-  a.count_include_pad = o.pool_count_include_pad;
-  a.divisor = int32_t(o.pool_divisor);
-  const int64_t planes = in.shape[0] * in.shape[1], per_plane = a.OH * a.OW;
-  if (per_plane > kMaxThreads)
-    throw ValueError(std::string("[") + base + "] an output plane of " + std::to_string(per_plane) +
-                     " elements is more than one Metal launch can address");
-  const int64_t step = kMaxThreads / per_plane;
-  for (int64_t p0 = 0; p0 < planes; p0 += step) {
+  set_window(o, &a);
+  for_each_launch(base, "output", in.shape[0] * in.shape[1], a.OH * a.OW, [&](int64_t p0, int64_t n) {
     a.plane_base = p0;
-    a.n_out = std::min(step, planes - p0) * per_plane;
+    a.n_out = n;
     be.dispatch(kernel_name(base, in.dtype), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2,
                 Size3{uint64_t(a.n_out), 1, 1}, group_1d(a.n_out));
-  }
+  });
 }
 
 // One thread per input-gradient element (shaders/pool_backward.metal): in[0] = grad_output
@@ -62,28 +76,16 @@ void pool_backward_kernel(const KernelCall& c, const char* base) {
     a.out_strides[d] = out.strides[d];
     a.idx_strides[d] = idx ? idx->strides[d] : 0;
   }
-  for (int d = 0; d < 2; ++d) {
-    a.ksize[d] = int32_t(o.pool_kernel[d]);
-    a.stride[d] = int32_t(o.pool_stride[d]);
-    a.padding[d] = int32_t(o.pool_padding[d]);
-    a.dilation[d] = int32_t(o.pool_dilation[d]);
-  }
-  a.count_include_pad = o.pool_count_include_pad;
-  a.divisor = int32_t(o.pool_divisor);
-  const int64_t planes = out.shape[0] * out.shape[1], per_plane = a.H * a.W;
-  if (per_plane > kMaxThreads)
-    throw ValueError(std::string("[") + base + "] an input plane of " + std::to_string(per_plane) +
-                     " elements is more than one Metal launch can address");
-  const int64_t step = kMaxThreads / per_plane;
-  for (int64_t p0 = 0; p0 < planes; p0 += step) {
+  set_window(o, &a);
+  for_each_launch(base, "input", out.shape[0] * out.shape[1], a.H * a.W, [&](int64_t p0, int64_t n) {
     a.plane_base = p0;
-    a.n = std::min(step, planes - p0) * per_plane;
+    a.n = n;
     std::vector<MetalBackend::Binding> bufs{{&g, 0}};
     if (idx) bufs.push_back({idx, 1});
     bufs.push_back({&out, uint32_t(idx ? 2 : 1)});
     be.dispatch(kernel_name(base, out.dtype), bufs, &a, sizeof(a), idx ? 3 : 2, Size3{uint64_t(a.n), 1, 1},
                 group_1d(a.n));
-  }
+  });
 }
 
 void max_pool_kernel(const KernelCall& c) { pool_kernel(c, "max_pool2d"); }
