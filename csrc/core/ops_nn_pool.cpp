@@ -176,7 +176,8 @@ TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
   MaxPool m = max_pool_values(OpId::max_pool2d, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode);
   if (should_record({&input})) {
     TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, m.x4, m.out, m.args, DType::Int64);
-    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, m.values);
+    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode, true, std::nullopt},
+                      m.values);
   }
   return m.values;
 }
@@ -228,7 +229,8 @@ std::pair<TensorPtr, TensorPtr> max_pool2d_with_indices(const TensorPtr& input, 
                               padding, dilation, ceil_mode);
   TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, m.x4, m.out, m.args, DType::Int64);
   if (should_record({&input}))
-    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode}, m.values);
+    record_max_pool2d(input, indices, {kernel_size, stride, padding, dilation, ceil_mode, true, std::nullopt},
+                      m.values);
   return {m.values, indices};
 }
 
