@@ -14,7 +14,7 @@ from op_cases import Case, _quiet, _reduce_rows, f64  # noqa: F401  (op_cases is
 
 _CASES: list[Case] = []
 
-# ---- conv / pool backward (tests/test_conv_pool_backward.py compares with torch's gradients over
+# ---- conv / pool backward (tests/test_conv_backward.py and test_pool_backward.py compare with torch's gradients over
 # many more argument combinations and layouts) ----
 def _torch64(a):
     import torch
