@@ -139,14 +139,12 @@ void prepare(GraphTask& task, const std::vector<Node*>& roots) {
       }
     }
   }
-  for (Node* n : order) {  // children come before parents in post-order
-    bool need = task.accumulate || task.captures.count(n);
-    if (!task.captures.empty() || !task.accumulate) {
-      need = task.captures.count(n) > 0;
-      if (!need)
-        for (const Edge& e : n->next)
-          if (e.fn && task.needed.count(e.fn.get())) { need = true; break; }
-    }
+  // backward() into every leaf needs every node; with captures (autograd.grad, backward(inputs=))
+  // only the captured nodes and those upstream of one. Post-order visits children first.
+  for (Node* n : order) {
+    bool need = task.accumulate || task.captures.count(n) > 0;
+    for (size_t i = 0; !need && i < n->next.size(); ++i)
+      need = n->next[i].fn && task.needed.count(n->next[i].fn.get()) > 0;
     if (need) task.needed.insert(n);
   }
 }

@@ -110,9 +110,7 @@ TensorPtr commit_inplace(const char* op, const TensorPtr& self, TensorPtr r) {
 
 TensorPtr inplace_binary(OpId op, const TensorPtr& self, const Operand& other) {
   std::string name = std::string(op_row(op).name) + "_";
-  check_same_device(name.c_str(), other.is_scalar() ? std::vector<std::pair<const char*, const Tensor*>>{}
-                                                    : std::vector<std::pair<const char*, const Tensor*>>{
-                                                          {"self", self.get()}, {"other", other.t.get()}});
+  if (!other.is_scalar()) check_same_device(name.c_str(), {{"self", self.get()}, {"other", other.t.get()}});
   check_inplace(name.c_str(), self);
   DType rt = result_type({self, other});
   check_result_fits(name.c_str(), rt, self->dtype);
@@ -132,14 +130,14 @@ TensorPtr inplace_binary(OpId op, const TensorPtr& self, const Operand& other) {
 
 TensorPtr inplace_clamp(const TensorPtr& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   check_inplace("clamp_", self);
-  if (!inplace_needs_graph(self, {})) {
-    TensorPtr r = clamp(self, min, max);  // argument checks and promotion as clamp
-    check_result_fits("clamp_", r->dtype, self->dtype);
+  const bool graph = inplace_needs_graph(self, {});
+  // With a graph the rule may save its input: clamp a copy of self's old value (the write below keeps it).
+  TensorPtr r = clamp(graph ? clone(self) : self, min, max);  // argument checks and promotion as clamp
+  check_result_fits("clamp_", r->dtype, self->dtype);
+  if (!graph) {
     copy_into(self, r);
     return self;
   }
-  TensorPtr r = clamp(clone(self), min, max);
-  check_result_fits("clamp_", r->dtype, self->dtype);
   return commit_inplace("clamp_", self, r);
 }
 

@@ -125,16 +125,20 @@ class SavedFnNode final : public Node {
   SavedBackwardFn fn_;
 };
 
+// A closure node's edges (floating inputs that require grad), then `out`'s history.
+void attach(const std::shared_ptr<Node>& node, const std::vector<TensorPtr>& inputs, const TensorPtr& out) {
+  node->next.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] && is_floating(inputs[i]->dtype)) node->next[i] = gradient_edge(inputs[i]);
+  set_history(out, node);
+}
+
 }  // namespace
 
 void record_saved_fn(const char* name, const std::vector<TensorPtr>& inputs, const TensorPtr& out,
                      const std::vector<TensorPtr>& saved, SavedBackwardFn backward) {
   if (!is_floating(out->dtype)) return;
-  auto node = std::make_shared<SavedFnNode>(name, saved, std::move(backward));
-  node->next.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i] && is_floating(inputs[i]->dtype)) node->next[i] = gradient_edge(inputs[i]);
-  set_history(out, node);
+  attach(std::make_shared<SavedFnNode>(name, saved, std::move(backward)), inputs, out);
 }
 
 void record_op(OpId op, const std::vector<Operand>& xs, const OpArgs& args, const TensorPtr& out) {
@@ -151,11 +155,7 @@ void record_op(OpId op, const std::vector<Operand>& xs, const OpArgs& args, cons
 
 void record_fn(const char* name, const std::vector<TensorPtr>& inputs, const TensorPtr& out, BackwardFn backward) {
   if (!is_floating(out->dtype)) return;
-  auto node = std::make_shared<FnNode>(name, std::move(backward));
-  node->next.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i] && is_floating(inputs[i]->dtype)) node->next[i] = gradient_edge(inputs[i]);
-  set_history(out, node);
+  attach(std::make_shared<FnNode>(name, std::move(backward)), inputs, out);
 }
 
 TensorPtr sum_to(const TensorPtr& g, const Shape& shape) {
