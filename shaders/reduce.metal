@@ -233,7 +233,7 @@ kernel void reduce_thread(device const typename Op::In* in [[buffer(0)]],
 
 inline float4 var_stats(float n, float mean, float2 d) {
   float m2 = d.y - d.x * d.x / n;
-  m2 = m2 < 0.0 ? 0.0 : m2;  // rounding can go below 0; not max(), which would turn NaN into 0
+  m2 = m2 < 0.0f ? 0.0f : m2;  // rounding can go below 0; not max(), which would turn NaN into 0
   return float4(n, mean, d.x / n, m2);
 }
 
@@ -242,7 +242,7 @@ inline float4 var_combine(float4 p, float4 q) {
   return float4(n, p.y, p.z + delta * (q.x / n), p.w + q.w + delta * delta * (p.x * q.x / n));
 }
 
-inline float var_finish(float4 st, constant ReduceArgs& a) { return st.w / max(float(a.n_red) - a.correction, 0.0); }
+inline float var_finish(float4 st, constant ReduceArgs& a) { return st.w / max(float(a.n_red) - a.correction, 0.0f); }
 
 template <typename T>
 inline float2 centered(T x, float mean) {
@@ -256,10 +256,10 @@ inline float4 var_group_stats(device const T* in, constant ReduceArgs& a, long b
                               uint tsize, uint lane, uint sg, uint nsg, threadgroup float* scratch1,
                               threadgroup float2* scratch2) {
   const float n = float(j1 - j0);
-  float s = 0.0;
+  float s = 0.0f;
   for (long j = j0 + lid; j < j1; j += tsize) s += float(in[base + red_offset(a, j, a.red_ndim)]);
   const float mean = block_all_reduce<AllSum<float>>(s, scratch1, lane, sg, nsg) / n;
-  float2 d = float2(0.0);
+  float2 d = float2(0.0f);
   for (long j = j0 + lid; j < j1; j += tsize) d += centered(in[base + red_offset(a, j, a.red_ndim)], mean);
   return var_stats(n, mean, block_all_reduce<AllSum<float2>>(d, scratch2, lane, sg, nsg));
 }
@@ -324,7 +324,7 @@ kernel void var_thread(device const T* in [[buffer(0)]],
   kept_offsets(a, gid, base, at);
   const float n = float(a.n_red);
   const float mean = reduce_serial<SumOp<T>>(in, a, base) / n;
-  float2 d = float2(0.0);
+  float2 d = float2(0.0f);
   for (long j = 0; j < a.n_red; ++j) d += centered(in[base + red_offset(a, j, a.red_ndim)], mean);
   out[at] = T(var_finish(var_stats(n, mean, d), a));
 }

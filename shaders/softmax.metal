@@ -50,7 +50,7 @@ kernel void softmax_group(device const T* in [[buffer(0)]],
   float m = -INFINITY;
   for (long j = lid; j < n; j += tsize) m = max_nan(m, float(in[ib + j * is]));
   m = block_all_reduce<AllMaxNaN>(m, scratch, lane, sg, nsg);
-  float s = 0.0;
+  float s = 0.0f;
   for (long j = lid; j < n; j += tsize) s += exp(float(in[ib + j * is]) - m);
   s = block_all_reduce<AllSum<float>>(s, scratch, lane, sg, nsg);
   const bool is_log = a.is_log != 0;
@@ -68,7 +68,7 @@ kernel void softmax_thread(device const T* in [[buffer(0)]],
   const long n = a.len, is = a.in_stride, os = a.out_stride;
   float m = -INFINITY;
   for (long j = 0; j < n; ++j) m = max_nan(m, float(in[ib + j * is]));
-  float s = 0.0;
+  float s = 0.0f;
   for (long j = 0; j < n; ++j) s += exp(float(in[ib + j * is]) - m);
   const bool is_log = a.is_log != 0;
   for (long j = 0; j < n; ++j) out[ob + j * os] = T(softmax_value(float(in[ib + j * is]), m, s, is_log));
