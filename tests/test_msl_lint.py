@@ -52,6 +52,7 @@ CONTROLS = [
     ("double", "inline float f(float x) { return x * float(1.5L); }"),
     ("long-long", "inline long f(long x) { long long y = x; return y; }"),
     ("long-long", "inline long f(long x) { return x + 1LL; }"),
+    ("long-long", "constant ulong mask = 0xFFULL;"),
     ("float-literal", "inline float f(float x) { return x * 0.5; }"),
     ("float-literal", "inline float f(float x) { return x * 1e-3; }"),
     ("float-literal", "inline float f(float x) { return x * 2.; }"),
@@ -119,7 +120,7 @@ CLEAN = [
     """,
     # suffixed literals and integers of every spelling
     "constant float c[6] = {0.5f, 1e-3f, 0x1p-3f, 2.f, float(0.5h), float(0.5bf)};\n"
-    "constant long d[4] = {10, 0x10, 10u, 10l};",
+    "constant long d[5] = {10, 0x10, 0xffu, 10u, 10l};",
     # program-scope declarations that are not variables, and a deleted function
     """
     typedef int bm_int;
@@ -153,6 +154,9 @@ CLEAN = [
     inline float ok() { return 1.0f; }
     #elif 1
     double not_metal;
+    #endif
+    #if !defined(__METAL_VERSION__) == 1 || !(__METAL_VERSION__ >= 310)
+    double not_metal_either;
     #endif
     """,
 ]

@@ -14,6 +14,7 @@ are that version's. cmake/metal.cmake compiles with -std=metal3.1.
 """
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -91,21 +92,15 @@ def check_tokens(toks, findings):
             findings.append(Finding(t, "lambda", "lambda expressions need Metal 3.2 (we compile for 3.1)"))
 
 
+_NUMBER = re.compile(r"(0x[0-9a-f]*(?:\.[0-9a-f]*)?(p[+-]?\d+)?|(\d*\.?\d*)(e[+-]?\d+)?)([a-z]*)")
+
+
 def check_number(t, findings):
-    text = t.text.replace("'", "")
-    low = text.lower()
-    if low.startswith("0x"):
-        is_float = "p" in low
-        digits_end = len(low)
-        while digits_end and low[digits_end - 1] in "flhu" and not (is_float and low[digits_end - 1] == "p"):
-            digits_end -= 1
-        suffix = low[digits_end:]
-    else:
-        is_float = "." in low or "e" in low
-        digits_end = len(low)
-        while digits_end and low[digits_end - 1].isalpha() and low[digits_end - 1] != "e":
-            digits_end -= 1
-        suffix = low[digits_end:]
+    m = _NUMBER.fullmatch(t.text.replace("'", "").lower())
+    if m is None:
+        return
+    hex_exp, mantissa, dec_exp, suffix = m.group(2), m.group(3), m.group(4), m.group(5)
+    is_float = bool(hex_exp) or (mantissa is not None and ("." in mantissa or bool(dec_exp)))
     if not is_float:
         if suffix.replace("u", "") == "ll":
             findings.append(Finding(t, "long-long", f"'{t.text}' is a long long literal; MSL has no long long"))

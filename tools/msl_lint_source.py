@@ -129,8 +129,21 @@ class Source:
             elif args[k].kind == "num":
                 expr.append(a.rstrip("uUlL"))
             else:
-                expr.append({"&&": " and ", "||": " or ", "!": " not ", "/": "//"}.get(a, a))
+                expr.append({"&&": " and ", "||": " or ", "/": "//"}.get(a, a))
             k += 1
+        # C's '!' binds tighter than any binary operator, Python's 'not' looser: wrap its operand.
+        k = len(expr) - 1
+        while k >= 0:
+            if expr[k] == "!" and k + 1 < len(expr):
+                end = k + 1
+                if expr[end] == "(":
+                    depth = 0
+                    for end in range(k + 1, len(expr)):
+                        depth += (expr[end] == "(") - (expr[end] == ")")
+                        if depth == 0:
+                            break
+                expr[k : end + 1] = ["(not " + " ".join(expr[k + 1 : end + 1]) + ")"]
+            k -= 1
         try:
             return bool(eval(" ".join(expr), {"__builtins__": {}}))  # noqa: S307 - integers and operators only
         except Exception:
