@@ -35,11 +35,20 @@ RULES = {
     "rtti": ("1.5.4", "type identification (typeid) and dynamic_cast are not available"),
     "double": ("2.1", "Metal does not support double or long double"),
     "long-long": ("2.1", "Metal does not support long long or unsigned long long (long is 64-bit)"),
+    # Stricter than Apple's compiler, which accepts `0.5` in practice: ml-explore/mlx at 846d176,
+    # mlx/backend/metal/kernels/conv.metal:315 (`float acc = 0.0;`) and fft/radix.h:56. In C++ (the
+    # simulator, NVRTC) it is a double that only the pre-pass's rewrite to 0.5f makes agree.
     "float-literal": ("2.1", "a floating literal needs its precision spelled: f, h or bf suffix"),
+    # Ours more than the spec's: 3.2 allows recursion in kernels from Metal 2.4, but only with
+    # MTLComputePipelineDescriptor.maxCallStackDepth raised above its default of 1.
     "recursion": ("1.5.4", "recursive calls need a call stack Metal does not reserve by default"),
     "kernel-address-space": ("4", "kernel pointer/reference arguments need device, constant or threadgroup"),
     "program-scope": ("4.2", "variables at program scope must be declared in the constant address space"),
     "main": ("1.5.4", "a Metal function cannot be called main"),
+    # Not a rule: "derived classes" are in 1.5.4's list, but Apple's compiler accepts non-virtual
+    # derivation (ml-explore/mlx mlx/backend/metal/kernels/steel/utils/integral_constant.h:34,
+    # `struct is_integral : bool_constant<...>`, compiled into steel_attention.metal), and
+    # shaders/reduce.metal relies on it (MeanOp : SumOp<T>).
     "preprocessor": ("1.6", "the check must know which #if branch Apple's compiler takes"),
 }
 
