@@ -192,6 +192,19 @@ def test_limit_names_the_op_the_user_called(dev):
         assert str(e.value).startswith(f"[{op}] out of memory on "), str(e.value)
 
 
+@pytest.mark.parametrize("dev", DEVICES)
+def test_limit_in_backward_names_backward(dev):
+    w = bm.rand(64, 64, device=dev).requires_grad_()
+    loss = (w @ w).relu().sum()
+    bm.set_memory_limit(dev, _in_use(dev) + 64)
+    with pytest.raises(MemoryError, match=r"^\[backward\] out of memory on "):
+        loss.backward(retain_graph=True)
+    assert w.grad is None
+    bm.set_memory_limit(dev, None)
+    loss.backward()
+    assert w.grad.shape == (64, 64)
+
+
 @pytest.mark.parametrize("dev", [d for d in DEVICES if d != "cpu"])
 def test_limit_on_the_destination_of_a_copy(dev):
     x = bm.rand(64, 64)
@@ -203,8 +216,8 @@ def test_limit_on_the_destination_of_a_copy(dev):
 
 
 @pytest.mark.parametrize("dev", DEVICES)
-@pytest.mark.parametrize("case", ["add_cast", "copy_cast", "setitem", "clamp_", "batch_norm", "sgd", "adam",
-                                  "index_add", "matmul"])
+@pytest.mark.parametrize("case", ["add_cast", "copy_cast", "setitem", "setitem_split", "clamp_", "batch_norm",
+                                  "sgd", "sgd_first", "adam", "index_add", "matmul", "conv2d"])
 def test_every_failure_point_leaves_existing_tensors_intact(dev, case):
     # Sweep the limit upward from what is in use: each call either succeeds or raises MemoryError
     # with every tensor that existed before as it was. Tiny tensors, so the sweep meets every
@@ -228,13 +241,17 @@ def test_every_failure_point_leaves_existing_tensors_intact(dev, case):
         "add_cast": lambda: x.add_(yi),
         "copy_cast": lambda: x.copy_(yi),
         "setitem": lambda: x.__setitem__(idx, y[:3]),
+        # advanced indices apart: written through a contiguous copy, then copied back
+        "setitem_split": lambda: x.__setitem__((idx, slice(None), idx), y[:3, :, 0]),
         "clamp_": lambda: x[:, 1].clamp_(-0.5, 0.5),
         "batch_norm": lambda: F.batch_norm(x, rm, rv, wt, bs, training=True, momentum=0.3),
         "sgd": lambda: _core._sgd_step_(p, g, buf, 0.1, 0.9, 0.0, 0.01, False, False),
+        "sgd_first": lambda: _core._sgd_step_(p, g, None, 0.1, 0.9, 0.0, 0.01, False, False),  # makes its buffer
         "adam": lambda: _core._adam_step_(p, g, m1, m2, None, step, 1e-3, 0.9, 0.999, 1e-8, 0.0, False, False,
                                           True),
         "index_add": lambda: bm.index_add(x, 0, idx, y[:3]),
         "matmul": lambda: bm.matmul(x, y.transpose(2, 3)),
+        "conv2d": lambda: F.conv2d(x, y[:2], wt[:2], padding=1),
     }
     call = calls[case]
     saved = _snapshot(tensors)
