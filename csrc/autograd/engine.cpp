@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/errors.h"
+#include "core/memory.h"
 #include "core/ops.h"
 
 namespace bm {
@@ -249,6 +250,7 @@ void retain_grad(const TensorPtr& t) {
 
 void run_backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>& grads, bool retain_graph,
                   bool create_graph, const std::vector<TensorPtr>& inputs) {
+  OpScope scope("backward");  // OutOfMemoryError names the call the user made
   std::vector<Edge> edges;
   std::vector<TensorPtr> g = root_gradients(roots, grads, &edges);
   GraphTask task;

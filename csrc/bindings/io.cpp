@@ -42,6 +42,7 @@ DType required_dtype(const py::object& dtype) {
 // One copy, straight into the device's (host-addressable) memory.
 TensorPtr from_bytes(const py::buffer& buf, int64_t offset, const std::vector<int64_t>& shape, DType dtype,
                      Device* device) {
+  OpScope scope("from_bytes");  // named by OutOfMemoryError (load_file reads through it)
   if (!dtype_supported(dtype, device))
     throw UnsupportedError("[from_bytes] dtype " + std::string(dtype_name(dtype)) + " is not supported on device " +
                            device->name);

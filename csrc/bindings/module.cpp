@@ -20,6 +20,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_backward(m);
   bm::bind::init_optim(m);
   bm::bind::init_index(m);
+  bm::bind::init_memory(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

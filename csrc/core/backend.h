@@ -7,6 +7,7 @@
 #include "core/dtype.h"
 #include "core/op_registry.h"
 #include "core/storage.h"
+#include "core/memory.h"
 
 namespace bm {
 
@@ -19,6 +20,10 @@ class Backend {
   // Waits until `s` holds the results of the work queued so far that writes it.
   virtual void wait_for(const Storage& s) { synchronize(); }
   virtual std::string description() const = 0;
+  // Memory accounting and the limit of this device (core/memory.h).
+  virtual MemoryAccount& memory() = 0;
+  // Returns the device allocator's idle cached blocks to the system.
+  virtual void empty_cache() = 0;
 
   Kernel kernel(OpId op, DType dt) const { return kernels_[int(op)][int(dt)]; }
   void set_kernel(OpId op, DType dt, Kernel k) { kernels_[int(op)][int(dt)] = k; }

@@ -61,6 +61,7 @@ void register_device(DeviceType type, int index, const std::string& type_name, s
   std::string name = type_name + ":" + std::to_string(index);
   auto dev = std::make_unique<Device>(Device{type, index, name, type_name, backend.get()});
   backend->device = dev.get();
+  backend->memory().set_device_name(name);  // named in OutOfMemoryError messages
   r.devices.push_back(std::move(dev));
   r.backends.push_back(std::move(backend));
 }

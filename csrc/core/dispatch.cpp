@@ -226,6 +226,7 @@ namespace {
 
 TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const TensorPtr& out_user) {
   const OpRow& row = op_row(op);
+  OpScope scope(row.name);  // named by OutOfMemoryError unless an outer op (conv2d, cat...) is running
   // 1. device. The common all-same case is checked without building the list of names (an
   // allocation per op); a mismatch builds it for check_same_device's message.
   Device* dev = nullptr;

@@ -29,12 +29,14 @@ TensorPtr scalar_tensor(Scalar value, DType dtype, Device* device) {
 }
 
 TensorPtr full(const Shape& shape, Scalar value, DType dtype, Device* device) {
+  OpScope scope("full");  // named by OutOfMemoryError
   TensorPtr t = empty_tensor(shape, dtype, device);
   fill_into(t, value);
   return t;
 }
 
 TensorPtr arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, Device* device) {
+  OpScope scope("arange");  // named by OutOfMemoryError
   bool any_float = start.kind == Scalar::Float || end.kind == Scalar::Float || step.kind == Scalar::Float;
   DType dt = dtype ? *dtype : any_float ? default_float_dtype() : DType::Int64;
   double st = step.to<double>(), a = start.to<double>(), b = end.to<double>();
@@ -80,6 +82,7 @@ TensorPtr clone(const TensorPtr& t) {
 }
 
 TensorPtr contiguous(const TensorPtr& t) {
+  OpScope scope("contiguous");  // named by OutOfMemoryError
   if (t->is_contiguous()) return t;
   TensorPtr out = empty_tensor(t->shape, t->dtype, t->device());  // clone would keep t's memory order
   copy_into(out, t);
@@ -96,6 +99,7 @@ void synchronize(Device* device) {
 }
 
 TensorPtr to_device(const TensorPtr& t, Device* device) {
+  OpScope scope("to");  // named by OutOfMemoryError
   if (t->device() == device) return t;
   if (!device->backend->kernel(OpId::copy, t->dtype))
     throw UnsupportedError("[to] dtype " + std::string(dtype_name(t->dtype)) + " is not supported on device " +
@@ -115,6 +119,7 @@ TensorPtr to_device(const TensorPtr& t, Device* device) {
 }
 
 TensorPtr from_host(const void* data, const Shape& shape, const Shape& byte_strides, DType dtype, Device* device) {
+  OpScope scope("tensor");  // named by OutOfMemoryError
   int64_t isz = int64_t(itemsize(dtype));
   Shape strides(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -146,6 +151,7 @@ void check_list_devices(const char* op, const std::vector<TensorPtr>& ts) {
 }  // namespace
 
 TensorPtr cat(const std::vector<TensorPtr>& ts, int64_t dim) {
+  OpScope scope("cat");  // named by OutOfMemoryError
   if (ts.empty()) throw ValueError("[cat] expected a non-empty list of tensors");
   check_list_devices("cat", ts);
   std::vector<Operand> ops(ts.begin(), ts.end());
@@ -195,6 +201,7 @@ TensorPtr cat(const std::vector<TensorPtr>& ts, int64_t dim) {
 }
 
 TensorPtr stack(const std::vector<TensorPtr>& ts, int64_t dim) {
+  OpScope scope("stack");  // named by OutOfMemoryError
   if (ts.empty()) throw ValueError("[stack] expected a non-empty list of tensors");
   check_list_devices("stack", ts);  // devices first, before the shape check below
   for (size_t i = 1; i < ts.size(); ++i)

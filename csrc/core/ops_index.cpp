@@ -2,6 +2,7 @@
 // ones become one index_select (or index_copy_) along merged dims, with linear indices computed
 // on the host. See core/ops_index.h for the rules.
 #include "core/ops_index.h"
+#include "core/memory.h"
 
 #include <algorithm>
 #include <string>
@@ -284,6 +285,7 @@ Advanced plan_advanced(const char* op, const Basic& b) {
 }  // namespace
 
 TensorPtr index(const TensorPtr& t, const std::vector<TensorIndex>& idx) {
+  OpScope scope("index");  // named by OutOfMemoryError
   Basic b = apply_basic("index", t, idx, nullptr);
   if (b.adv.empty()) return b.view == t ? view(t, t->shape) : b.view;  // x[()] / x[...]: an alias
   Advanced a = plan_advanced("index", b);
@@ -292,6 +294,7 @@ TensorPtr index(const TensorPtr& t, const std::vector<TensorIndex>& idx) {
 }
 
 void index_put_(const TensorPtr& t, const std::vector<TensorIndex>& idx, const Operand& value) {
+  OpScope scope("index_put");  // named by OutOfMemoryError
   const char* op = "index_put";
   Basic b = apply_basic(op, t, idx, value.is_scalar() ? nullptr : value.t.get());
   if (value.is_scalar() && b.adv.size() == 1 && b.adv[0].t && b.adv[0].t->dtype == DType::Bool) {

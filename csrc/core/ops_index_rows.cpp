@@ -9,6 +9,7 @@
 #include "core/ops_index.h"
 #include "autograd/record.h"
 #include "core/ops_math.h"
+#include "core/memory.h"
 
 namespace bm {
 
@@ -97,6 +98,7 @@ std::vector<int64_t> index_values_on_host(const Tensor& t) {
 }
 
 TensorPtr index_select(const TensorPtr& x, int64_t dim, const TensorPtr& index) {
+  OpScope scope("index_select");  // named by OutOfMemoryError
   const char* op = "index_select";
   check_index_arg(op, {{"input", x.get()}, {"index", index.get()}}, *index);
   check_dtype_supported(OpId::index_select, x->dtype, x->device());
@@ -129,6 +131,7 @@ TensorPtr index_select(const TensorPtr& x, int64_t dim, const TensorPtr& index) 
 }
 
 TensorPtr index_add(const TensorPtr& base, int64_t dim, const TensorPtr& index, const TensorPtr& src) {
+  OpScope scope("index_add");  // named by OutOfMemoryError
   const char* op = "index_add";
   check_index_arg(op, {{"self", base.get()}, {"index", index.get()}, {"source", src.get()}}, *index);
   check_dtype_supported(OpId::index_add, base->dtype, base->device());
@@ -169,6 +172,7 @@ TensorPtr index_add(const TensorPtr& base, int64_t dim, const TensorPtr& index, 
 }
 
 void index_copy_(const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& src) {
+  OpScope scope("index_copy_");  // named by OutOfMemoryError
   const char* op = "index_copy";
   check_index_arg(op, {{"self", t.get()}, {"index", index.get()}, {"source", src.get()}}, *index);
   check_dtype_supported(OpId::index_copy, t->dtype, t->device());
@@ -219,6 +223,7 @@ void index_copy_(const TensorPtr& t, int64_t dim, const TensorPtr& index, const 
 }
 
 TensorPtr nonzero(const TensorPtr& t) {
+  OpScope scope("nonzero");  // named by OutOfMemoryError
   check_dtype_supported(OpId::nonzero, t->dtype, t->device());
   const int64_t nd = t->ndim();
   if (nd > kNonzeroMaxDims) {

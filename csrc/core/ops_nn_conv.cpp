@@ -9,6 +9,7 @@
 #include "core/ops_conv.h"
 #include "autograd/record.h"
 #include "autograd/rules_nn.h"
+#include "core/memory.h"
 
 namespace bm {
 
@@ -94,6 +95,7 @@ OpArgs conv_args(const ConvPlan& p) {
 }  // namespace
 
 TensorPtr conv2d(const TensorPtr& input, const TensorPtr& weight, const TensorPtr& bias, const Conv2dOptions& o) {
+  OpScope scope("conv2d");  // named by OutOfMemoryError
   // 1. devices, before anything else can fail (also for empty tensors)
   std::vector<std::pair<const char*, const Tensor*>> named{{"input", input.get()}, {"weight", weight.get()}};
   if (bias) named.push_back({"bias", bias.get()});
@@ -181,6 +183,7 @@ TensorPtr as_batched(const TensorPtr& t, bool batched) { return batched ? t : un
 
 TensorPtr conv2d_backward_input(const TensorPtr& grad_out, const TensorPtr& weight, const Shape& input_shape,
                                 const Conv2dOptions& o) {
+  OpScope scope("conv2d_backward_input");  // named by OutOfMemoryError
   bool batched;
   const ConvPlan p = check_backward(OpId::conv2d_backward_input, grad_out, weight, "weight", input_shape,
                                     weight->shape, &batched, o);
@@ -197,6 +200,7 @@ TensorPtr conv2d_backward_input(const TensorPtr& grad_out, const TensorPtr& weig
 
 TensorPtr conv2d_backward_weight(const TensorPtr& grad_out, const TensorPtr& input, const Shape& weight_shape,
                                  const Conv2dOptions& o) {
+  OpScope scope("conv2d_backward_weight");  // named by OutOfMemoryError
   bool batched;
   const ConvPlan p = check_backward(OpId::conv2d_backward_weight, grad_out, input, "input", input->shape,
                                     weight_shape, &batched, o);

@@ -179,6 +179,7 @@ TensorPtr weight_along_classes(const TensorPtr& weight, const Tensor& input) {
 }  // namespace
 
 TensorPtr dropout(const TensorPtr& input, double p, bool training, Generator* gen) {
+  OpScope scope("dropout");  // named by OutOfMemoryError
   if (!(p >= 0 && p <= 1))
     throw ValueError("[dropout] dropout probability has to be between 0 and 1, but got " + num(p));
   if (!training) return input;
@@ -200,6 +201,7 @@ TensorPtr dropout(const TensorPtr& input, double p, bool training, Generator* ge
 }
 
 TensorPtr embedding(const TensorPtr& input, const TensorPtr& weight, std::optional<int64_t> padding_idx) {
+  OpScope scope("embedding");  // named by OutOfMemoryError
   check_same_device("embedding", {{"input", input.get()}, {"weight", weight.get()}});
   if (!is_index_dtype(input->dtype))
     throw TypeError("[embedding] expected input of int32 or int64 indices, got " + std::string(dtype_name(input->dtype)));
@@ -230,6 +232,7 @@ TensorPtr embedding(const TensorPtr& input, const TensorPtr& weight, std::option
 
 TensorPtr nll_loss(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight, int64_t ignore_index,
                    const std::string& reduction) {
+  OpScope scope("nll_loss");  // named by OutOfMemoryError
   std::vector<std::pair<const char*, const Tensor*>> named{{"input", input.get()}, {"target", target.get()}};
   if (weight) named.push_back({"weight", weight.get()});
   check_same_device("nll_loss", named);
@@ -244,6 +247,7 @@ TensorPtr nll_loss(const TensorPtr& input, const TensorPtr& target, const Tensor
 
 TensorPtr nll_loss_backward(const TensorPtr& grad_out, const TensorPtr& input, const TensorPtr& target,
                             const TensorPtr& weight, int64_t ignore_index, const std::string& reduction) {
+  OpScope scope("nll_loss_backward");  // named by OutOfMemoryError
   const char* op = "nll_loss_backward";
   std::vector<std::pair<const char*, const Tensor*>> named{
       {"grad_output", grad_out.get()}, {"input", input.get()}, {"target", target.get()}};
@@ -281,6 +285,7 @@ TensorPtr nll_loss_backward(const TensorPtr& grad_out, const TensorPtr& input, c
 
 TensorPtr cross_entropy(const TensorPtr& input, const TensorPtr& target, const TensorPtr& weight,
                         int64_t ignore_index, const std::string& reduction, double label_smoothing) {
+  OpScope scope("cross_entropy");  // named by OutOfMemoryError
   const char* op = "cross_entropy";
   std::vector<std::pair<const char*, const Tensor*>> named{{"input", input.get()}, {"target", target.get()}};
   if (weight) named.push_back({"weight", weight.get()});
@@ -337,6 +342,7 @@ TensorPtr cross_entropy(const TensorPtr& input, const TensorPtr& target, const T
 }
 
 TensorPtr linear(const TensorPtr& input, const TensorPtr& weight, const TensorPtr& bias) {
+  OpScope scope("linear");  // named by OutOfMemoryError
   std::vector<std::pair<const char*, const Tensor*>> named{{"input", input.get()}, {"weight", weight.get()}};
   if (bias) named.push_back({"bias", bias.get()});
   check_same_device("linear", named);

@@ -10,6 +10,7 @@
 #include "core/ops_norm.h"
 #include "autograd/record.h"
 #include "autograd/rules_nn.h"
+#include "core/memory.h"
 
 namespace bm {
 
@@ -17,6 +18,7 @@ using namespace norm_detail;
 
 TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const TensorPtr& weight,
                      const TensorPtr& bias, double eps) {
+  OpScope scope("layer_norm");  // named by OutOfMemoryError
   const Named args = named({{"input", &input}, {"weight", &weight}, {"bias", &bias}});
   check_same_device("layer_norm", args);
   Device* dev = input->device();
@@ -49,6 +51,7 @@ TensorPtr layer_norm(const TensorPtr& input, const Dims& normalized_shape, const
 
 TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, const TensorPtr& running_var,
                      const TensorPtr& weight, const TensorPtr& bias, bool training, double momentum, double eps) {
+  OpScope scope("batch_norm");  // named by OutOfMemoryError
   const Named args = named({{"input", &input}, {"running_mean", &running_mean}, {"running_var", &running_var},
                             {"weight", &weight}, {"bias", &bias}});
   check_same_device("batch_norm", args);
@@ -81,6 +84,7 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
   GradModeGuard no_recording(false);  // one node for the whole op (recorded below), not its parts
 
   TensorPtr mean, var;
+  TensorPtr new_running_mean, new_running_var;  // stored only once nothing else can fail (no memory asked)
   if (training) {
     Dims dims{0};
     for (int64_t d = 2; d < input->ndim(); ++d) dims.push_back(d);
@@ -89,15 +93,14 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
     var = reduce(OpId::var, x, dims, false, 0);
     if (running_mean) {
       // torch's order: momentum * batch + (1 - momentum) * running, in the statistics' dtype,
-      // stored back into the running buffers (their own dtype and device, in place).
-      auto update = [&](const TensorPtr& running, const TensorPtr& batch) {
-        TensorPtr blended = binary(OpId::add, binary(OpId::mul, batch, Scalar::from_double(momentum)),
-                                   binary(OpId::mul, cast(running, acc), Scalar::from_double(1 - momentum)));
-        copy_into(running, blended);
+      // stored back into the running buffers (their own dtype and device, in place) below.
+      auto blend = [&](const TensorPtr& running, const TensorPtr& batch) {
+        return binary(OpId::add, binary(OpId::mul, batch, Scalar::from_double(momentum)),
+                      binary(OpId::mul, cast(running, acc), Scalar::from_double(1 - momentum)));
       };
       const double unbias = double(per_channel) / double(per_channel - 1);
-      update(running_mean, mean);
-      update(running_var, binary(OpId::mul, var, Scalar::from_double(unbias)));
+      new_running_mean = blend(running_mean, mean);
+      new_running_var = blend(running_var, binary(OpId::mul, var, Scalar::from_double(unbias)));
     }
   } else {
     mean = cast(running_mean, acc);
@@ -116,6 +119,11 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
   const TensorPtr scale_x = make_view(scale, input->shape, strides, scale->offset);
   strides[1] = shift->strides[0];
   const TensorPtr shift_x = make_view(shift, input->shape, strides, shift->offset);
+  // Every temporary exists now: an out-of-memory error above left the running statistics as they were.
+  if (new_running_mean) {
+    copy_into(running_mean, new_running_mean);
+    copy_into(running_var, new_running_var);
+  }
   OpArgs a;
   a.out_dtype = input->dtype;  // the row's Cast rule: the kernel runs in the input's dtype and
                                // reads scale/shift in their own (statistics) dtype

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "core/norm_checks.h"
 #include "core/ops_norm.h"
+#include "core/memory.h"
 
 namespace bm {
 
@@ -34,6 +35,7 @@ TensorPtr zeros(const Shape& s, DType d, Device* dev) { return full(s, Scalar::f
 
 NormGrads layer_norm_backward(const TensorPtr& grad_out, const TensorPtr& input, const Dims& normalized_shape,
                               const TensorPtr& weight, const TensorPtr& bias, double eps) {
+  OpScope scope("layer_norm_backward");  // named by OutOfMemoryError
   const char* op = "layer_norm_backward";
   const Named args = named({{"grad_output", &grad_out}, {"input", &input}, {"weight", &weight}, {"bias", &bias}});
   check_same_device(op, args);
@@ -82,6 +84,7 @@ NormGrads layer_norm_backward(const TensorPtr& grad_out, const TensorPtr& input,
 
 NormGrads batch_norm_backward(const TensorPtr& grad_out, const TensorPtr& input, const TensorPtr& weight,
                               const TensorPtr& running_mean, const TensorPtr& running_var, bool training, double eps) {
+  OpScope scope("batch_norm_backward");  // named by OutOfMemoryError
   const char* op = "batch_norm_backward";
   const Named args = named({{"grad_output", &grad_out}, {"input", &input}, {"weight", &weight},
                             {"running_mean", &running_mean}, {"running_var", &running_var}});

@@ -5,6 +5,7 @@
 #include "core/ops_nn_pool.h"
 #include "autograd/record.h"
 #include "autograd/rules_nn.h"
+#include "core/memory.h"
 
 #include <array>
 #include <string>
@@ -173,6 +174,7 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 
 TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
                      const Dims& dilation, bool ceil_mode) {
+  OpScope scope("max_pool2d");  // named by OutOfMemoryError
   MaxPool m = max_pool_values(OpId::max_pool2d, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode);
   if (should_record({&input})) {
     TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, m.x4, m.out, m.args, DType::Int64);
@@ -184,6 +186,7 @@ TensorPtr max_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
 
 TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims& stride, const Dims& padding,
                      bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  OpScope scope("avg_pool2d");  // named by OutOfMemoryError
   const char* op = "avg_pool2d";
   check_device_and_dtype(OpId::avg_pool2d, input);
   Window w = check_window(op, kernel_size, stride, padding, Dims{1});
@@ -201,6 +204,7 @@ TensorPtr avg_pool2d(const TensorPtr& input, const Dims& kernel_size, const Dims
 }
 
 TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::optional<int64_t>>& output_size) {
+  OpScope scope("adaptive_avg_pool2d");  // named by OutOfMemoryError
   const char* op = "adaptive_avg_pool2d";
   check_device_and_dtype(OpId::adaptive_avg_pool2d, input);
   if (output_size.size() != 2)
@@ -225,6 +229,7 @@ TensorPtr adaptive_avg_pool2d(const TensorPtr& input, const std::vector<std::opt
 std::pair<TensorPtr, TensorPtr> max_pool2d_with_indices(const TensorPtr& input, const Dims& kernel_size,
                                                         const Dims& stride, const Dims& padding, const Dims& dilation,
                                                         bool ceil_mode) {
+  OpScope scope("max_pool2d_with_indices");  // named by OutOfMemoryError
   MaxPool m = max_pool_values(OpId::max_pool2d_with_indices, "max_pool2d_with_indices", input, kernel_size, stride,
                               padding, dilation, ceil_mode);
   TensorPtr indices = run_pool(OpId::max_pool2d_with_indices, input, m.x4, m.out, m.args, DType::Int64);
@@ -266,6 +271,7 @@ TensorPtr run_backward(OpId op, std::vector<Operand> ins, const Shape& input_sha
 TensorPtr max_pool2d_backward(const TensorPtr& grad_output, const TensorPtr& indices, const Shape& input_shape,
                               const Dims& kernel_size, const Dims& stride, const Dims& padding, const Dims& dilation,
                               bool ceil_mode) {
+  OpScope scope("max_pool2d_backward");  // named by OutOfMemoryError
   const char* op = "max_pool2d_backward";
   check_same_device(op, {{"grad_output", grad_output.get()}, {"indices", indices.get()}});
   check_dtype_supported(OpId::max_pool2d_backward, grad_output->dtype, grad_output->device());
@@ -285,6 +291,7 @@ TensorPtr max_pool2d_backward(const TensorPtr& grad_output, const TensorPtr& ind
 TensorPtr avg_pool2d_backward(const TensorPtr& grad_output, const Shape& input_shape, const Dims& kernel_size,
                               const Dims& stride, const Dims& padding, bool ceil_mode, bool count_include_pad,
                               std::optional<int64_t> divisor_override) {
+  OpScope scope("avg_pool2d_backward");  // named by OutOfMemoryError
   const char* op = "avg_pool2d_backward";
   check_device_and_dtype(OpId::avg_pool2d_backward, grad_output);
   Window w = check_window(op, kernel_size, stride, padding, Dims{1});
@@ -300,6 +307,7 @@ TensorPtr avg_pool2d_backward(const TensorPtr& grad_output, const Shape& input_s
 }
 
 TensorPtr adaptive_avg_pool2d_backward(const TensorPtr& grad_output, const Shape& input_shape) {
+  OpScope scope("adaptive_avg_pool2d_backward");  // named by OutOfMemoryError
   const char* op = "adaptive_avg_pool2d_backward";
   check_device_and_dtype(OpId::adaptive_avg_pool2d_backward, grad_output);
   check_input_shape(op, input_shape, 2);

@@ -53,6 +53,7 @@ void check_shapes(const char* op, const Named& named) {
 
 TensorPtr sgd_step_(const TensorPtr& param, const TensorPtr& grad, const TensorPtr& momentum_buffer, double lr,
                     double momentum, double dampening, double weight_decay, bool nesterov, bool maximize) {
+  OpScope scope("sgd_step");  // named by OutOfMemoryError
   Named named{{"param", param.get()}, {"grad", grad.get()}};
   const bool use_momentum = momentum != 0;
   if (use_momentum && momentum_buffer) named.push_back({"momentum_buffer", momentum_buffer.get()});
@@ -82,6 +83,7 @@ TensorPtr sgd_step_(const TensorPtr& param, const TensorPtr& grad, const TensorP
 void adam_step_(const TensorPtr& param, const TensorPtr& grad, const TensorPtr& exp_avg, const TensorPtr& exp_avg_sq,
                 const TensorPtr& max_exp_avg_sq, const TensorPtr& step, double lr, double beta1, double beta2,
                 double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay) {
+  OpScope scope("adam_step");  // named by OutOfMemoryError
   if (amsgrad && !max_exp_avg_sq)
     throw ValueError("[adam_step] amsgrad=True needs a max_exp_avg_sq tensor");
   Named named{{"param", param.get()}, {"grad", grad.get()}, {"exp_avg", exp_avg.get()},

@@ -1,5 +1,7 @@
 #include "core/parallel.h"
 
+#include "core/memory.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
@@ -132,7 +134,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function
     return;
   }
   int64_t per = (n + chunks - 1) / chunks;
+  const char* op = current_op();  // workers' allocations (kernel scratch) name the caller's op
   pool().run(int(chunks), [&](int t) {
+    OpScope scope(op);
     struct Flag {  // nested parallel_for calls run inline; reset even if fn throws
       Flag() { in_parallel = true; }
       ~Flag() { in_parallel = false; }

@@ -6,6 +6,7 @@
 namespace bm {
 
 TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device) {
+  OpScope scope("empty");  // when no op is running (bm.empty)
   for (int64_t d : shape)
     if (d < 0) throw ValueError("[empty] negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
   // A device holds a dtype iff it can copy it (Metal has no float64).

@@ -10,6 +10,7 @@
 #endif
 
 #include "core/errors.h"
+#include "core/memory.h"
 
 namespace bm::cpu {
 
@@ -69,87 +70,118 @@ void* raw_alloc(size_t n) {
 
 }  // namespace
 
-void* host_alloc(size_t nbytes) {
-  if (nbytes <= kSmallMax) {
-    int k = small_class(nbytes);
+MemoryAccount& host_memory() {
+  static MemoryAccount* a = new MemoryAccount("cpu");  // leaked, like cache(): frees run at static exit
+  return *a;
+}
+
+namespace {
+
+// The block a request of nbytes gets: its small class, or its rounded size.
+size_t block_size(size_t nbytes) { return nbytes <= kSmallMax ? kAlign << small_class(nbytes) : round_size(nbytes); }
+
+void* take_cached(size_t n) {
+  if (n <= kSmallMax) {
     SmallCache& sc = small_cache();
-    {
-      std::lock_guard<std::mutex> lk(sc.m);
-      std::vector<void*>& fl = sc.free_blocks[k];
-      if (!fl.empty()) {
-        void* p = fl.back();
-        fl.pop_back();
-        return p;
-      }
-    }
-    nbytes = kAlign << k;  // allocate the whole class size so any block of the class can be reused
+    std::lock_guard<std::mutex> lk(sc.m);
+    std::vector<void*>& fl = sc.free_blocks[small_class(n)];
+    if (fl.empty()) return nullptr;
+    void* p = fl.back();
+    fl.pop_back();
+    return p;
   }
-  size_t n = round_size(nbytes);
-  if (n >= kCacheMin) {
-    Cache& c = cache();
-    std::lock_guard<std::mutex> lk(c.m);
-    auto it = c.free_blocks.find(n);
-    if (it != c.free_blocks.end()) {
-      void* p = it->second;
-      c.free_blocks.erase(it);
-      c.bytes -= n;
-      return p;
-    }
+  if (n < kCacheMin) return nullptr;
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lk(c.m);
+  auto it = c.free_blocks.find(n);
+  if (it == c.free_blocks.end()) return nullptr;
+  void* p = it->second;
+  c.free_blocks.erase(it);
+  c.bytes -= n;
+  return p;
+}
+
+}  // namespace
+
+void* host_alloc(size_t nbytes) {
+  const size_t n = block_size(nbytes);
+  MemoryAccount& acct = host_memory();
+  try {
+    acct.reserve(n, nbytes);
+  } catch (const OutOfMemoryError&) {
+    host_cache_clear();  // past the limit: give the idle memory back before raising
+    throw;
+  }
+  if (void* p = take_cached(n)) {
+    acct.cache_hit(n);
+    return p;
+  }
+  if (acct.cache_over_limit()) {  // keep what the allocator holds (in use + cached) within the limit
+    acct.count_retry();
+    host_cache_clear();
   }
   void* p = raw_alloc(n);
   if (!p) {
+    acct.count_retry();
     host_cache_clear();
     p = raw_alloc(n);
   }
-  if (!p) throw OutOfMemoryError("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on cpu");
+  if (!p) {
+    acct.unreserve(n, nbytes);
+    acct.system_refused(n, nbytes);
+  }
   return p;
 }
 
 void host_free(void* p, size_t nbytes) {
   if (!p) return;
-  if (nbytes <= kSmallMax) {
+  const size_t n = block_size(nbytes);
+  MemoryAccount& acct = host_memory();
+  if (n <= kSmallMax) {
     SmallCache& sc = small_cache();
     std::lock_guard<std::mutex> lk(sc.m);
-    std::vector<void*>& fl = sc.free_blocks[small_class(nbytes)];
+    std::vector<void*>& fl = sc.free_blocks[small_class(n)];
     if (fl.size() < kSmallPerClass) {
       if (fl.capacity() == 0) fl.reserve(kSmallPerClass);  // no reallocation while in use
       fl.push_back(p);
+      acct.release(n, nbytes, true);
       return;
     }
-  }
-  size_t n = round_size(nbytes);
-  if (n >= kCacheMin) {
+  } else if (n >= kCacheMin) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lk(c.m);
     if (c.bytes + n <= kCacheLimit) {
       c.free_blocks.emplace(n, p);
       c.bytes += n;
+      acct.release(n, nbytes, true);
       return;
     }
   }
   std::free(p);
+  acct.release(n, nbytes, false);
 }
 
 void host_cache_clear() {
+  size_t dropped = 0;
   {
     SmallCache& sc = small_cache();
     std::lock_guard<std::mutex> lk(sc.m);
-    for (auto& fl : sc.free_blocks) {
+    for (int k = 0; k < kSmallClasses; ++k) {
+      std::vector<void*>& fl = sc.free_blocks[k];
       for (void* p : fl) std::free(p);
+      dropped += fl.size() * (kAlign << k);
       fl.clear();
     }
   }
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lk(c.m);
-  for (auto& kv : c.free_blocks) std::free(kv.second);
-  c.free_blocks.clear();
-  c.bytes = 0;
-}
-
-size_t host_cache_bytes() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lk(c.m);
-  return c.bytes;
+  {
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lk(c.m);
+    for (auto& kv : c.free_blocks) std::free(kv.second);
+    c.free_blocks.clear();
+    dropped += c.bytes;
+    c.bytes = 0;
+  }
+  host_memory().cache_dropped(dropped);
 }
 
 }  // namespace bm::cpu

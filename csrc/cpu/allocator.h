@@ -1,14 +1,18 @@
 // Host memory for cpu tensors. Large blocks are cached when freed and reused: for big elementwise
 // ops the page faults of fresh memory cost more than the arithmetic. Small blocks (<= 64 KiB) are
 // kept on bounded per-size free lists, since for tiny ops malloc/free dominate.
+// Every block is counted in host_memory() (the cpu device's MemoryAccount), which also holds the
+// memory limit: scratch memory of kernels counts as well as tensors.
 #pragma once
 #include <cstddef>
 
+#include "core/memory.h"
+
 namespace bm::cpu {
 
-void* host_alloc(size_t nbytes);  // throws OutOfMemoryError
+void* host_alloc(size_t nbytes);  // throws OutOfMemoryError (the limit, or the system)
 void host_free(void* p, size_t nbytes);
-void host_cache_clear();
-size_t host_cache_bytes();  // idle bytes in the large-block cache
+void host_cache_clear();  // returns every idle block (both caches) to the system
+MemoryAccount& host_memory();
 
 }  // namespace bm::cpu

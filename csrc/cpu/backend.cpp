@@ -43,6 +43,9 @@ class CpuBackend final : public Backend {
     return s;
   }
 
+  MemoryAccount& memory() override { return cpu::host_memory(); }
+  void empty_cache() override { cpu::host_cache_clear(); }
+
   std::string description() const override {
     return std::string("cpu (") + std::to_string(num_threads()) + " threads, BLAS: " + BESSEMER_BLAS_NAME + ")";
   }

@@ -43,30 +43,54 @@ const std::shared_ptr<Buffer>& MetalBackend::buffer_of(const Storage& s) {
 MetalBackend& backend_of(const Tensor& t) { return *static_cast<MetalBackend*>(t.device()->backend); }
 
 std::shared_ptr<Storage> MetalBackend::allocate(size_t nbytes) {
-  size_t n = round_size(nbytes);
+  const size_t n = round_size(nbytes);
+  try {
+    mem_.reserve(n, nbytes);
+  } catch (const OutOfMemoryError&) {
+    drop_cache();  // past the limit: give the idle buffers back before raising
+    throw;
+  }
   std::shared_ptr<Buffer> buf;
-  {
-    std::lock_guard<std::mutex> lk(m_);
-    auto range = cache_.equal_range(n);
-    for (auto it = range.first; it != range.second; ++it) {
-      if (it->second.use_count() == 1) {  // no command buffer still holds it
-        buf = it->second;
-        cached_bytes_ -= n;
-        cache_.erase(it);
-        break;
+  try {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      auto range = cache_.equal_range(n);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (it->second.use_count() == 1) {  // no command buffer still holds it
+          buf = it->second;
+          cached_bytes_ -= n;
+          cache_.erase(it);
+          break;
+        }
       }
     }
-  }
-  if (!buf) {
-    try {
-      buf = rt_->new_buffer(n);
-    } catch (const OutOfMemoryError&) {
-      std::lock_guard<std::mutex> lk(m_);
-      cache_.clear();
-      cached_bytes_ = 0;
-      buf = nullptr;
+    if (buf) {
+      mem_.cache_hit(n);
+    } else {
+      if (mem_.cache_over_limit()) {  // keep what the device holds (in use + cached) within the limit
+        mem_.count_retry();
+        drop_cache();
+      }
+      try {
+        buf = rt_->new_buffer(n);
+      } catch (const OutOfMemoryError&) {
+        mem_.count_retry();
+        drop_cache();
+      }
+      if (!buf) {
+        try {
+          buf = rt_->new_buffer(n);
+        } catch (const OutOfMemoryError&) {
+          mem_.unreserve(n, nbytes);
+          mem_.system_refused(n, nbytes);
+        }
+      }
     }
-    if (!buf) buf = rt_->new_buffer(n);
+  } catch (const OutOfMemoryError&) {
+    throw;  // already accounted for
+  } catch (...) {
+    mem_.unreserve(n, nbytes);
+    throw;
   }
   auto s = std::make_shared<Storage>();
   s->device = device;
@@ -81,12 +105,30 @@ void MetalBackend::release(Storage& s) {
   auto* holder = static_cast<std::shared_ptr<Buffer>*>(s.handle);
   std::shared_ptr<Buffer> buf = std::move(*holder);
   delete holder;
+  const size_t n = round_size(s.nbytes);  // the size reserve() counted; the buffer's length
   std::lock_guard<std::mutex> lk(m_);
-  size_t n = buf->length();
-  if (cached_bytes_ + n <= kCacheLimit) {
+  const bool keep = cached_bytes_ + n <= kCacheLimit;
+  if (keep) {
     cache_.emplace(n, std::move(buf));
     cached_bytes_ += n;
   }
+  mem_.release(n, s.nbytes, keep);
+}
+
+void MetalBackend::drop_cache() {
+  std::multimap<size_t, std::shared_ptr<Buffer>> dropped;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    dropped.swap(cache_);
+    mem_.cache_dropped(cached_bytes_);
+    cached_bytes_ = 0;
+  }
+  // Buffers still held by a command buffer in flight are freed when it completes.
+}
+
+void MetalBackend::empty_cache() {
+  drop_cache();
+  synchronize();  // completed command buffers let go of the buffers they held
 }
 
 ComputeEncoder& MetalBackend::encoder_for(const std::string& kernel, const std::vector<Binding>& buffers,

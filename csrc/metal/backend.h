@@ -29,6 +29,8 @@ class MetalBackend final : public Backend {
   void synchronize() override;
   void wait_for(const Storage& s) override;
   std::string description() const override;
+  MemoryAccount& memory() override { return mem_; }
+  void empty_cache() override;
 
   Runtime& runtime() { return *rt_; }
   QueueStats stats() const;
@@ -58,6 +60,7 @@ class MetalBackend final : public Backend {
   void after_dispatch();
   void commit_locked();
   void release(Storage& s);
+  void drop_cache();
 
   std::unique_ptr<Runtime> rt_;
   std::string label_;
@@ -69,6 +72,7 @@ class MetalBackend final : public Backend {
   // Freed buffers by rounded size. A cached buffer is reused only once no command buffer holds it.
   std::multimap<size_t, std::shared_ptr<Buffer>> cache_;
   size_t cached_bytes_ = 0;
+  MemoryAccount mem_{"metal"};  // renamed by the device registry ("metal-sim:0")
 };
 
 MetalBackend& backend_of(const Tensor& t);

@@ -111,6 +111,16 @@ from ._ops import (  # noqa: E402
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
+from .memory import (
+    empty_cache,
+    get_memory_limit,
+    max_memory_allocated,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_peak_memory_stats,
+    set_memory_limit,
+)
 from .random import Generator, get_rng_state, initial_seed, manual_seed, rand, randn, set_rng_state
 from .serialization import load, save
 
