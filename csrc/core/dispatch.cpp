@@ -7,7 +7,9 @@
 
 #include "autograd/record.h"
 #include "core/backend.h"
+#include "core/determinism.h"
 #include "core/errors.h"
+#include "core/gil.h"
 #include "core/ops.h"
 
 namespace bm {
@@ -254,6 +256,8 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
   if (out_user && out_user->shape != out_shape)
     throw ValueError(tag(row) + "output has shape " + shape_str(out_user->shape) + " but the result has shape " +
                      shape_str(out_shape));
+  // 4. determinism: an op without a deterministic kernel here raises (or warns) under the flag.
+  if (deterministic_algorithms_enabled()) check_deterministic(op, *dev);
 
   TensorPtr out = out_user;
   if (!out) {
@@ -295,7 +299,10 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
     fill_into(kout, Scalar::from_int(0));
     return out;
   }
-  dev->backend->kernel(op, compute)(call);
+  {
+    WithoutGil nogil;  // other Python threads run while the kernel does (core/gil.h)
+    dev->backend->kernel(op, compute)(call);
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/backend.h"
 #include "core/errors.h"
+#include "core/gil.h"
 #include "core/ops.h"
 #include "autograd/record.h"
 
@@ -88,11 +89,15 @@ TensorPtr contiguous(const TensorPtr& t) {
   return out;
 }
 
-void wait_readable(const Tensor& t) { t.device()->backend->wait_for(*t.storage); }
+void wait_readable(const Tensor& t) {
+  WithoutGil nogil;  // a device wait lets other Python threads run (core/gil.h)
+  t.device()->backend->wait_for(*t.storage);
+}
 
 void synchronize(Device* device) {
-  if (device) { device->backend->synchronize(); return; }
-  for (Device* d : available_devices()) d->backend->synchronize();
+  std::vector<Device*> devices = device ? std::vector<Device*>{device} : available_devices();
+  WithoutGil nogil;
+  for (Device* d : devices) d->backend->synchronize();
 }
 
 TensorPtr to_device(const TensorPtr& t, Device* device) {

@@ -109,6 +109,11 @@ from ._ops import (  # noqa: E402
     where,
     zeros,
 )
+from ._determinism import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    use_deterministic_algorithms,
+)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
 from .random import Generator, get_rng_state, initial_seed, manual_seed, rand, randn, set_rng_state
