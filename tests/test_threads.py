@@ -126,7 +126,7 @@ def test_gil_released_while_waiting_for_a_device():
 
 # ---- stress: 8 threads share one model, one generator per device and every device ----
 
-N_THREADS, ITERS, DRAW = 8, 4, 64
+N_THREADS, ITERS, DRAW = 8, 20, 64
 
 
 def _model(device):
@@ -220,9 +220,23 @@ def test_backward_in_threads_into_shared_parameters():
             np.testing.assert_allclose(p.grad.numpy(), 2 * e, rtol=1e-4, atol=1e-5, err_msg=d)
 
 
+def test_blas_from_several_threads_same_bits():
+    """OpenBLAS called by several threads at once (with its own pool of threads) gives each product
+    the bits it gives alone."""
+    g = bm.Generator("cpu").manual_seed(0)
+    a = [bm.randn(300, 350, generator=g) for _ in range(4)]
+    b = [bm.randn(350, 250, generator=g) for _ in range(4)]
+    want = [(x @ y).numpy().tobytes() for x, y in zip(a, b)]
+
+    def worker(i):
+        return all((a[i] @ b[i]).numpy().tobytes() == want[i] for _ in range(8))
+    assert run_threads([lambda i=i: worker(i) for i in range(4)]) == [True] * 4
+
+
 def test_set_num_threads_while_threads_run_kernels():
-    """Resizing the CPU pool waits for a parallel region in flight in another thread; reductions
-    give the same bits at any thread count (their pieces are fixed)."""
+    """Resizing the CPU pool waits for a parallel region in flight in another thread, resizing
+    OpenBLAS's pool for a product in flight; reductions give the same bits at any thread count
+    (their pieces are fixed)."""
     x = bm.randn(1 << 20)
     want = [x.sum().numpy().tobytes(), x.reshape(256, -1).var(dim=1).numpy().tobytes()]
     stop = threading.Event()
@@ -236,6 +250,16 @@ def test_set_num_threads_while_threads_run_kernels():
             n += 1
         return n
 
+    a, b = bm.randn(200, 300), bm.randn(300, 100)
+    ab = (a @ b).numpy()
+
+    def blas_worker():  # BLAS's bits depend on its thread count: compared to rounding only
+        n = 0
+        while not stop.is_set() or n < 5:
+            np.testing.assert_allclose((a @ b).numpy(), ab, rtol=1e-4, atol=1e-4)
+            n += 1
+        return n
+
     def resizer():
         try:
             for i in range(40):
@@ -243,7 +267,7 @@ def test_set_num_threads_while_threads_run_kernels():
         finally:
             stop.set()
     try:
-        counts = run_threads([worker, worker, worker, resizer])
+        counts = run_threads([worker, worker, blas_worker, blas_worker, resizer])
     finally:
         bm.set_num_threads(before)
-    assert all(c >= 5 for c in counts[:3])
+    assert all(c >= 5 for c in counts[:4])
