@@ -226,6 +226,20 @@ DType result_type(const std::vector<Operand>& xs) {
 
 namespace {
 
+// Releasing the GIL costs about 0.1 us, and when another thread is waiting for it this thread may
+// wait a switch interval to get it back: worth it only for kernels that take longer than that. A
+// CPU kernel touching fewer than kGilWork elements (inputs and output) keeps it, as NumPy does for
+// small arrays; a Metal launch always releases it, since encoding may wait for the queue's lock
+// while another thread's command buffer runs, or commit (and on metal-sim run) a batch itself.
+constexpr int64_t kGilWork = 16384;
+
+bool releases_gil(const KernelCall& call, const Device& dev) {
+  if (dev.type != DeviceType::CPU) return true;
+  int64_t work = call.out->numel();
+  for (int i = 0; i < call.nin; ++i) work += call.in[i]->numel();
+  return work >= kGilWork;
+}
+
 TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const TensorPtr& out_user) {
   const OpRow& row = op_row(op);
   // 1. device. The common all-same case is checked without building the list of names (an
@@ -299,10 +313,12 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
     fill_into(kout, Scalar::from_int(0));
     return out;
   }
-  {
-    WithoutGil nogil;  // other Python threads run while the kernel does (core/gil.h)
+  if (!releases_gil(call, *dev)) {
     dev->backend->kernel(op, compute)(call);
+    return out;
   }
+  WithoutGil nogil;  // other Python threads run while the kernel does (core/gil.h)
+  dev->backend->kernel(op, compute)(call);
   return out;
 }
 

@@ -89,15 +89,25 @@ TensorPtr contiguous(const TensorPtr& t) {
   return out;
 }
 
+// A device wait lets other Python threads run (core/gil.h); the CPU has nothing to wait for (its
+// kernels run synchronously), so it keeps the GIL rather than pay for a release on every read.
 void wait_readable(const Tensor& t) {
-  WithoutGil nogil;  // a device wait lets other Python threads run (core/gil.h)
-  t.device()->backend->wait_for(*t.storage);
+  Backend& be = *t.device()->backend;
+  if (t.device()->type == DeviceType::CPU) return be.wait_for(*t.storage);
+  WithoutGil nogil;
+  be.wait_for(*t.storage);
 }
 
 void synchronize(Device* device) {
   std::vector<Device*> devices = device ? std::vector<Device*>{device} : available_devices();
-  WithoutGil nogil;
-  for (Device* d : devices) d->backend->synchronize();
+  for (Device* d : devices) {
+    if (d->type == DeviceType::CPU) {
+      d->backend->synchronize();
+      continue;
+    }
+    WithoutGil nogil;
+    d->backend->synchronize();
+  }
 }
 
 TensorPtr to_device(const TensorPtr& t, Device* device) {
