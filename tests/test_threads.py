@@ -203,7 +203,7 @@ def test_backward_in_threads_into_shared_parameters():
         params = list(model.parameters())
         xs = [row[0] for row in _inputs(d)]
 
-        def loss(x):
+        def loss(x, model=model):
             out = model(x)
             return (out * out).mean()
 

@@ -47,6 +47,11 @@ from . import (
     testing,  # noqa: E402
     utils,
 )
+from ._determinism import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    use_deterministic_algorithms,
+)
 from ._ops import (  # noqa: E402
     abs,
     add,
@@ -108,11 +113,6 @@ from ._ops import (  # noqa: E402
     var,
     where,
     zeros,
-)
-from ._determinism import (  # noqa: E402
-    are_deterministic_algorithms_enabled,
-    is_deterministic_algorithms_warn_only_enabled,
-    use_deterministic_algorithms,
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
