@@ -55,7 +55,9 @@ def test_flag_api_matches_torch():
     assert bm.are_deterministic_algorithms_enabled() and bm.is_deterministic_algorithms_warn_only_enabled()
     bm.use_deterministic_algorithms(False, warn_only=True)
     assert not bm.are_deterministic_algorithms_enabled()
-    assert not bm.is_deterministic_algorithms_warn_only_enabled()  # torch: only meaningful with the flag on
+    assert bm.is_deterministic_algorithms_warn_only_enabled()  # as torch: reported whatever the mode
+    bm.use_deterministic_algorithms(False)
+    assert not bm.is_deterministic_algorithms_warn_only_enabled()
     with pytest.raises(TypeError, match="use_deterministic_algorithms"):
         bm.use_deterministic_algorithms(1)
     with pytest.raises(TypeError, match="warn_only"):
@@ -196,6 +198,11 @@ def test_marked_op_raises_inside_backward(device, index_add_marked):
     with pytest.raises(RuntimeError, match=r"\[index_add\] does not have a deterministic implementation"):
         out.backward(retain_graph=True)
     bm.use_deterministic_algorithms(True, warn_only=True)
+    with warnings.catch_warnings():  # a warning turned into an error crosses the engine as one
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="index_add"):
+            out.backward(retain_graph=True)
+    assert w.grad is None
     with pytest.warns(UserWarning, match="index_add"):
         out.backward()
     np.testing.assert_array_equal(w.grad.numpy()[:, 0], [0, 2, 0, 0, 1])

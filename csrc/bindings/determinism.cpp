@@ -35,8 +35,7 @@ void init_determinism(py::module_& m) {
   set_warning_hook(&warn);
   m.def("_set_deterministic_algorithms", &set_deterministic_algorithms, py::arg("mode"), py::arg("warn_only"));
   m.def("are_deterministic_algorithms_enabled", &deterministic_algorithms_enabled);
-  m.def("is_deterministic_algorithms_warn_only_enabled",
-        [] { return deterministic_algorithms_enabled() && deterministic_warn_only(); });
+  m.def("is_deterministic_algorithms_warn_only_enabled", &deterministic_warn_only);  // as torch: whatever mode
   // Device types (as "cpu", "metal", "metal-sim") whose kernel for the op is not deterministic.
   m.def("_nondeterministic_on", [](const std::string& op) {
     py::list out;
