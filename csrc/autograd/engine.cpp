@@ -46,11 +46,19 @@ class AccumulateGrad final : public Node {
   std::string name() const override { return "AccumulateGrad"; }
   bool is_accumulate() const override { return true; }
   std::vector<TensorPtr> apply(const TensorPtr& grad) override {
-    accumulate(meta_->grad, grad);
+    accumulate(*meta_, grad);
     return {};
   }
-  // Also used for retain_grad on non-leaves.
-  static void accumulate(TensorPtr& slot, const TensorPtr& grad) {
+  // Also used for retain_grad on non-leaves. Under the meta's lock: backward() in several threads
+  // may accumulate into one parameter at once. The replaced .grad is dropped after the lock.
+  static void accumulate(AutogradMeta& meta, const TensorPtr& grad) {
+    TensorPtr old;
+    std::lock_guard<std::mutex> lk(meta.grad_mutex);
+    accumulate_locked(meta.grad, grad, old);
+  }
+
+ private:
+  static void accumulate_locked(TensorPtr& slot, const TensorPtr& grad, TensorPtr& old) {
     if (!slot) {
       // A fresh tensor of its own: the incoming gradient may be shared with other nodes (add passes
       // one tensor to both inputs) or be a zero-stride view.
@@ -67,6 +75,7 @@ class AccumulateGrad final : public Node {
       return;
     }
     if (grad_enabled() || requires_grad(slot)) {
+      old = slot;
       slot = binary(OpId::add, Operand(slot), Operand(grad));  // create_graph: keep the sum differentiable
     } else {
       run_op_into(OpId::add, {slot, grad}, OpArgs{}, slot);
@@ -74,7 +83,6 @@ class AccumulateGrad final : public Node {
     }
   }
 
- private:
   std::shared_ptr<AutogradMeta> meta_;
 };
 
@@ -172,7 +180,7 @@ void execute(GraphTask& task, const std::vector<Edge>& roots, const std::vector<
     if (auto it = task.captures.find(n); it != task.captures.end() && grad)
       for (size_t k : it->second) task.captured[k] = grad;
     for (auto& w : n->retained)
-      if (auto m = w.lock(); m && grad) AccumulateGrad::accumulate(m->grad, grad);
+      if (auto m = w.lock(); m && grad) AccumulateGrad::accumulate(*m, grad);
 
     std::vector<TensorPtr> in_grads;
     bool run = grad && task.needed.count(n) && (task.accumulate || !n->is_accumulate());
@@ -270,7 +278,7 @@ void run_backward(const std::vector<TensorPtr>& roots, const std::vector<TensorP
   if (!inputs.empty()) {
     GradModeGuard mode(create_graph);
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (task.captured[i]) AccumulateGrad::accumulate(autograd_meta(*inputs[i]).grad, task.captured[i]);
+      if (task.captured[i]) AccumulateGrad::accumulate(autograd_meta(*inputs[i]), task.captured[i]);
   }
 }
 

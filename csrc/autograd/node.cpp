@@ -22,10 +22,26 @@ AutogradMeta& autograd_meta(Tensor& t) {
   return *t.autograd;
 }
 
+TensorPtr grad_of(const Tensor& t) {
+  if (!t.autograd) return nullptr;
+  std::lock_guard<std::mutex> lk(t.autograd->grad_mutex);
+  return t.autograd->grad;
+}
+
+TensorPtr swap_grad(AutogradMeta& m, TensorPtr g) {
+  std::lock_guard<std::mutex> lk(m.grad_mutex);
+  std::swap(m.grad, g);
+  return g;
+}
+
 Edge gradient_edge(const TensorPtr& t) {
   if (!requires_grad(t)) return {};
   AutogradMeta& m = *t->autograd;
   if (m.grad_fn) return {m.grad_fn};
+  // One accumulator per leaf even when two threads record an edge into it at once (a forward in
+  // one thread, a create_graph backward, which runs without the GIL, in another).
+  static std::mutex accumulator_mutex;
+  std::lock_guard<std::mutex> lk(accumulator_mutex);
   if (auto acc = m.grad_accumulator.lock()) return {acc};
   auto acc = make_accumulate_grad(t->autograd, *t);
   m.grad_accumulator = acc;

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct Edge {
 struct AutogradMeta {
   bool requires_grad = false;  // a leaf's flag; a non-leaf requires grad because it has a grad_fn
   bool retains_grad = false;   // a non-leaf whose .grad is kept (retain_grad())
-  TensorPtr grad;
+  TensorPtr grad;              // read and written under grad_mutex (grad_of / swap_grad)
+  // The engine runs with the GIL released, so backward() in several Python threads at once
+  // accumulates into a shared parameter's .grad concurrently, while Python may read .grad.
+  std::mutex grad_mutex;
   std::shared_ptr<Node> grad_fn;
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, shared by every edge into it
 };
@@ -60,6 +64,12 @@ inline bool requires_grad(const Tensor& t) {
 }
 inline bool requires_grad(const TensorPtr& t) { return t && requires_grad(*t); }
 inline bool is_leaf(const Tensor& t) { return !t.autograd || !t.autograd->grad_fn; }
+// .grad under its lock; null when there is none.
+TensorPtr grad_of(const Tensor& t);
+// Replaces .grad under its lock and returns the old value, which the caller drops after the lock
+// is released (dropping a NumPy-backed tensor takes the GIL; doing so under the lock could
+// deadlock against a Python thread waiting for the lock while holding the GIL).
+TensorPtr swap_grad(AutogradMeta& m, TensorPtr g);
 AutogradMeta& autograd_meta(Tensor& t);  // creates it on first use
 
 // The edge a gradient for `t` flows along: its grad_fn, or its leaf's AccumulateGrad (made once,

@@ -36,7 +36,7 @@ void set_requires_grad(const TensorPtr& t, bool on) {
 
 void set_grad(const TensorPtr& t, const py::object& value) {
   if (value.is_none()) {
-    if (t->autograd) t->autograd->grad = nullptr;
+    if (t->autograd) swap_grad(*t->autograd, nullptr);
     return;
   }
   TensorPtr g = value.cast<TensorPtr>();
@@ -49,7 +49,7 @@ void set_grad(const TensorPtr& t, const py::object& value) {
   if (g->shape != t->shape)
     throw ValueError("[grad] assigned grad has shape " + shape_str(g->shape) + " but the tensor has shape " +
                      shape_str(t->shape));
-  autograd_meta(*t).grad = g;
+  swap_grad(autograd_meta(*t), g);
 }
 
 }  // namespace
@@ -74,8 +74,9 @@ void init_autograd(py::module_& m) {
       .def("requires_grad_", [](const TensorPtr& t, bool on) { set_requires_grad(t, on); return t; },
            py::arg("requires_grad") = true)
       .def_property("grad", [](const Tensor& t) -> py::object {
-        if (!t.autograd || !t.autograd->grad) return py::none();
-        return py::cast(t.autograd->grad);
+        TensorPtr g = grad_of(t);
+        if (!g) return py::none();
+        return py::cast(g);
       }, &set_grad)
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
         if (!t.autograd || !t.autograd->grad_fn) return py::none();
@@ -83,7 +84,7 @@ void init_autograd(py::module_& m) {
       })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return is_leaf(t); })
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t.autograd && t.autograd->retains_grad; })
-      .def_property_readonly("_version", [](const Tensor& t) { return t.storage->version; })
+      .def_property_readonly("_version", [](const Tensor& t) { return t.storage->version.load(); })
       .def("retain_grad", [](const TensorPtr& t) { retain_grad(t); })
       .def("detach", [](const TensorPtr& t) { return detach(t); })
       .def("detach_", [](const TensorPtr& t) {

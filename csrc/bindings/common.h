@@ -29,6 +29,8 @@ void init_backward(py::module_& m);  // backward.cpp: _core._<op>_backward (h2)
 void init_optim(py::module_& m);  // optim.cpp
 void init_index(py::module_& m);  // index.cpp
 void init_memory(py::module_& m);  // memory.cpp
+void init_threads(py::module_& m);  // threads.cpp: GIL release in kernels and device waits
+void init_determinism(py::module_& m);  // determinism.cpp
 
 // Indexing (index.cpp): a Python index (int, slice, None, ..., bool, Tensor, list, NumPy array or a
 // tuple of them) as the core's list; lists and arrays become tensors on self's device.

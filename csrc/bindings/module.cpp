@@ -6,6 +6,8 @@
 PYBIND11_MODULE(_core, m) {
   m.doc() = "bessemer C++ core";
   bm::bind::init_errors(m);
+  bm::bind::init_threads(m);
+  bm::bind::init_determinism(m);
   bm::bind::init_types(m);
   bm::bind::init_tensor(m);
   bm::bind::init_ops(m);

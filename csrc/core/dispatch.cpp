@@ -7,7 +7,9 @@
 
 #include "autograd/record.h"
 #include "core/backend.h"
+#include "core/determinism.h"
 #include "core/errors.h"
+#include "core/gil.h"
 #include "core/ops.h"
 
 namespace bm {
@@ -224,6 +226,20 @@ DType result_type(const std::vector<Operand>& xs) {
 
 namespace {
 
+// Releasing the GIL costs about 0.1 us, and when another thread is waiting for it this thread may
+// wait a switch interval to get it back: worth it only for kernels that take longer than that. A
+// CPU kernel touching fewer than kGilWork elements (inputs and output) keeps it, as NumPy does for
+// small arrays; a Metal launch always releases it, since encoding may wait for the queue's lock
+// while another thread's command buffer runs, or commit (and on metal-sim run) a batch itself.
+constexpr int64_t kGilWork = 16384;
+
+bool releases_gil(const KernelCall& call, const Device& dev) {
+  if (dev.type != DeviceType::CPU) return true;
+  int64_t work = call.out->numel();
+  for (int i = 0; i < call.nin; ++i) work += call.in[i]->numel();
+  return work >= kGilWork;
+}
+
 TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const TensorPtr& out_user) {
   const OpRow& row = op_row(op);
   OpScope scope(row.name);  // named by OutOfMemoryError unless an outer op (conv2d, cat...) is running
@@ -255,6 +271,8 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
   if (out_user && out_user->shape != out_shape)
     throw ValueError(tag(row) + "output has shape " + shape_str(out_user->shape) + " but the result has shape " +
                      shape_str(out_shape));
+  // 4. determinism: an op without a deterministic kernel here raises (or warns) under the flag.
+  if (deterministic_algorithms_enabled()) check_deterministic(op, *dev);
 
   TensorPtr out = out_user;
   if (!out) {
@@ -296,6 +314,11 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
     fill_into(kout, Scalar::from_int(0));
     return out;
   }
+  if (!releases_gil(call, *dev)) {
+    dev->backend->kernel(op, compute)(call);
+    return out;
+  }
+  WithoutGil nogil;  // other Python threads run while the kernel does (core/gil.h)
   dev->backend->kernel(op, compute)(call);
   return out;
 }

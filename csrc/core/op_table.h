@@ -130,3 +130,13 @@
 // targets unique (the host keeps the last write of each). nonzero: out (n, ndim) int64, given.
 // floor_divide / remainder: torch's floor semantics; integer division by zero raises
 // ZeroDivisionError (checked before anything is written). any / all: bool output, any input dtype.
+
+// Kernels whose fast path is not deterministic (the same inputs may give different bits from run to
+// run), as X(op, DeviceType) pairs: with bm.use_deterministic_algorithms(True) the dispatcher raises
+// for them (core/determinism.h). Empty: every kernel reduces in a fixed order (the CPU's split
+// reductions merge their fixed pieces in order; Metal's split reductions run a second pass over the
+// partials; scatters are gathers over a host-sorted index; the shaders' only atomics are integer
+// flags that any order sets alike). A kernel that adds float atomics, or merges partial results
+// in arrival order, is listed here, e.g. `X(index_add, Metal)`, with a deterministic alternative
+// chosen under the flag where one exists.
+#define BM_NONDETERMINISTIC_OPS(X)

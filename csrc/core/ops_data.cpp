@@ -4,6 +4,7 @@
 
 #include "core/backend.h"
 #include "core/errors.h"
+#include "core/gil.h"
 #include "core/ops.h"
 #include "autograd/record.h"
 
@@ -91,11 +92,25 @@ TensorPtr contiguous(const TensorPtr& t) {
   return out;
 }
 
-void wait_readable(const Tensor& t) { t.device()->backend->wait_for(*t.storage); }
+// A device wait lets other Python threads run (core/gil.h); the CPU has nothing to wait for (its
+// kernels run synchronously), so it keeps the GIL rather than pay for a release on every read.
+void wait_readable(const Tensor& t) {
+  Backend& be = *t.device()->backend;
+  if (t.device()->type == DeviceType::CPU) return be.wait_for(*t.storage);
+  WithoutGil nogil;
+  be.wait_for(*t.storage);
+}
 
 void synchronize(Device* device) {
-  if (device) { device->backend->synchronize(); return; }
-  for (Device* d : available_devices()) d->backend->synchronize();
+  std::vector<Device*> devices = device ? std::vector<Device*>{device} : available_devices();
+  for (Device* d : devices) {
+    if (d->type == DeviceType::CPU) {
+      d->backend->synchronize();
+      continue;
+    }
+    WithoutGil nogil;
+    d->backend->synchronize();
+  }
 }
 
 TensorPtr to_device(const TensorPtr& t, Device* device) {

@@ -3,6 +3,7 @@
 #include "core/memory.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -19,17 +20,23 @@ class Pool {
   explicit Pool(int n) { resize(n); }
   ~Pool() { stop(); }
 
-  int size() const { return int(workers_.size()) + 1; }
+  int size() const { return size_.load(std::memory_order_relaxed); }
 
+  // Waits for the parallel region in flight (another Python thread's kernel may be in one: kernels
+  // run without the GIL) before replacing the workers.
   void resize(int n) {
+    std::lock_guard<std::mutex> call_lock(call_m_);
     stop();
     std::lock_guard<std::mutex> lk(m_);
     quit_ = false;
     for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, i] { loop(i); });
+    size_.store(n, std::memory_order_relaxed);
   }
 
+  // One parallel region at a time: kernels called from several Python threads at once (the GIL is
+  // released while they run) queue here, each still using every worker when its turn comes.
   void run(int tasks, const std::function<void(int)>& task) {
-    std::unique_lock<std::mutex> call_lock(call_m_);  // one parallel region at a time
+    std::unique_lock<std::mutex> call_lock(call_m_);
     {
       std::lock_guard<std::mutex> lk(m_);
       task_ = &task;
@@ -96,6 +103,7 @@ class Pool {
   }
 
   std::mutex call_m_, m_;
+  std::atomic<int> size_{1};
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* task_ = nullptr;

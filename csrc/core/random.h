@@ -21,13 +21,20 @@ struct Generator {
     seed_ = s;
     offset_ = 0;
   }
-  uint64_t seed() const { return seed_; }
-  uint64_t offset() const { return offset_; }
+  uint64_t seed() const {
+    std::lock_guard<std::mutex> lk(m);
+    return seed_;
+  }
+  uint64_t offset() const {
+    std::lock_guard<std::mutex> lk(m);
+    return offset_;
+  }
   void set_offset(uint64_t o) {
     std::lock_guard<std::mutex> lk(m);
     offset_ = o;
   }
-  // Reserves counter blocks for `numel` values (4 per block); returns (seed, first block).
+  // Reserves counter blocks for `numel` values (4 per block); returns (seed, first block). Under the
+  // lock: draws from several threads get disjoint ranges, so they never repeat each other.
   std::pair<uint64_t, uint64_t> reserve(int64_t numel) {
     std::lock_guard<std::mutex> lk(m);
     uint64_t first = offset_;
@@ -36,7 +43,7 @@ struct Generator {
   }
 
  private:
-  std::mutex m;
+  mutable std::mutex m;
   uint64_t seed_ = kDefaultSeed, offset_ = 0;
 };
 

@@ -17,8 +17,9 @@ struct Storage {
   size_t nbytes = 0;
   void* handle = nullptr;
   // Bumped by every in-place write (shared by all views of the storage): autograd refuses a saved
-  // tensor whose storage changed after it was saved.
-  uint64_t version = 0;
+  // tensor whose storage changed after it was saved. Atomic: the autograd engine bumps it with the
+  // GIL released while Python threads may read it.
+  std::atomic<uint64_t> version{0};
   std::function<void(Storage&)> release;  // returns the memory to its owner (allocator, numpy...)
   Storage() { live_count().fetch_add(1, std::memory_order_relaxed); }
   Storage(const Storage&) = delete;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <shared_mutex>
 
 #include "cpu/matmul_fallback.h"  // MatRef
 
@@ -17,6 +18,11 @@
 
 namespace bm::cpu {
 
+// Every BLAS call holds this shared and set_blas_threads (bm.set_num_threads) holds it exclusive:
+// kernels run without the GIL, so another Python thread may resize OpenBLAS's thread pool while a
+// product is running, which OpenBLAS does not support (matmul.cpp).
+std::shared_mutex& blas_pool_mutex();
+
 // c (m x n) = op(a) (m x k) @ op(b) (k x n) + beta * c, row-major; op transposes when ta / tb.
 #if defined(BESSEMER_BLAS_ACCELERATE)
 #if defined(ACCELERATE_NEW_LAPACK)
@@ -26,11 +32,13 @@ using blas_int = int;
 #endif
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
                  blas_int ldb, float* c, blas_int ldc, float beta = 0.0f) {
+  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
               ldb, beta, c, ldc);
 }
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
                  blas_int ldb, double* c, blas_int ldc, double beta = 0.0) {
+  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
               ldb, beta, c, ldc);
 }
@@ -39,11 +47,13 @@ inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const dou
 using blas_int = blasint;
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
                  blas_int ldb, float* c, blas_int ldc, float beta = 0.0f) {
+  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
   scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
                     lda, b, ldb, beta, c, ldc);
 }
 inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
                  blas_int ldb, double* c, blas_int ldc, double beta = 0.0) {
+  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
   scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
                     lda, b, ldb, beta, c, ldc);
 }
@@ -57,10 +67,12 @@ inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const dou
 #endif
 inline void gemv(bool trans, blas_int rows, blas_int cols, const float* a, blas_int lda, const float* x, blas_int incx,
                  float* y, blas_int incy) {
+  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
   BM_CBLAS(sgemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, 1.0f, a, lda, x, incx, 0.0f, y, incy);
 }
 inline void gemv(bool trans, blas_int rows, blas_int cols, const double* a, blas_int lda, const double* x,
                  blas_int incx, double* y, blas_int incy) {
+  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
   BM_CBLAS(dgemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, 1.0, a, lda, x, incx, 0.0, y, incy);
 }
 #undef BM_CBLAS

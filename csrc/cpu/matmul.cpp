@@ -4,6 +4,7 @@
 // can address them); the other dtypes use the blocked strided kernel in matmul_fallback.h.
 #include <climits>
 #include <limits>
+#include <mutex>
 #include <cstring>
 #include <optional>
 #include <tuple>
@@ -145,8 +146,14 @@ struct MatmulKernel {
 
 }  // namespace
 
+std::shared_mutex& blas_pool_mutex() {
+  static auto* m = new std::shared_mutex();  // leaked: BLAS may be called during static destruction
+  return *m;
+}
+
 void set_blas_threads(int n) {
 #if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
+  std::unique_lock<std::shared_mutex> lk(blas_pool_mutex());  // no product in flight (blas.h)
   scipy_openblas_set_num_threads(n);
 #else
   (void)n;

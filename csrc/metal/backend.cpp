@@ -1,5 +1,6 @@
 #include "metal/backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/device.h"
@@ -176,13 +177,26 @@ void MetalBackend::commit_locked() {
 }
 
 void MetalBackend::synchronize() {
-  std::vector<std::unique_ptr<CommandBuffer>> done;
+  // A copy of the list, not a swap: a second thread synchronizing while this one waits must also
+  // wait for these buffers, not return before their results are in memory.
+  std::vector<std::shared_ptr<CommandBuffer>> done;
   {
     std::lock_guard<std::mutex> lk(m_);
     commit_locked();
-    done.swap(in_flight_);
+    done = in_flight_;
     if (!done.empty()) ++stats_.waits;
   }
+  struct Forget {  // drops the waited-for buffers from the list, also when a wait throws
+    MetalBackend* be;
+    const std::vector<std::shared_ptr<CommandBuffer>>& done;
+    ~Forget() {
+      std::lock_guard<std::mutex> lk(be->m_);
+      auto& f = be->in_flight_;
+      f.erase(std::remove_if(f.begin(), f.end(),
+                             [&](const auto& cb) { return std::find(done.begin(), done.end(), cb) != done.end(); }),
+              f.end());
+    }
+  } forget{this, done};
   // Wait for every buffer even if one failed, then report the first failure.
   std::exception_ptr first;
   for (auto& cb : done) {

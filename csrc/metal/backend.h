@@ -67,7 +67,9 @@ class MetalBackend final : public Backend {
   mutable std::mutex m_;
   std::unique_ptr<CommandBuffer> current_;
   int encoded_in_current_ = 0;
-  std::vector<std::unique_ptr<CommandBuffer>> in_flight_;
+  // Committed, not yet waited for. Shared: every thread that synchronizes waits for each buffer
+  // committed before its call, including those another thread is already waiting for.
+  std::vector<std::shared_ptr<CommandBuffer>> in_flight_;
   QueueStats stats_;
   // Freed buffers by rounded size. A cached buffer is reused only once no command buffer holds it.
   std::multimap<size_t, std::shared_ptr<Buffer>> cache_;

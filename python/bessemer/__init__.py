@@ -47,6 +47,11 @@ from . import (
     testing,  # noqa: E402
     utils,
 )
+from ._determinism import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    use_deterministic_algorithms,
+)
 from ._ops import (  # noqa: E402
     abs,
     add,
