@@ -230,3 +230,20 @@ def test_internal_overlap_is_refused_as_torch_does():
     np.testing.assert_array_equal(base, [0])
     t.fill_(2)  # one value for every element: allowed, as in torch
     np.testing.assert_array_equal(base, [2])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("clip_grad_norm_", lambda ps: nn.utils.clip_grad_norm_(ps, 0.1)),
+    ("clip_grad_value_", lambda ps: nn.utils.clip_grad_value_(ps, 0.1)),
+    ("zero_grad", lambda ps: bm.optim.SGD(ps, lr=0.1).zero_grad(set_to_none=False)),
+])
+def test_gradient_utilities_refuse_before_writing_any(name, fn):
+    first, second = nn.Parameter(bm.ones(3)), nn.Parameter(bm.ones(3))
+    first.grad = bm.full([3], 5.0)
+    second.grad = bm.from_numpy(readonly(np.full(3, 5.0)))
+    with pytest.raises(RuntimeError, match=rf"\[{name}\] {READONLY}"):
+        fn([first, second])
+    np.testing.assert_array_equal(first.grad.numpy(), 5.0)  # the writeable one was not written either
+    second.grad = bm.full([3], 5.0)  # control
+    fn([first, second])
+    assert not np.array_equal(second.grad.numpy(), 5.0)
