@@ -9,6 +9,7 @@ were. Writes through the other paths (nn layers, optimizers, nn.init, state dict
 test_numpy_readonly.py."""
 
 import os
+import re
 import shutil
 import tempfile
 
@@ -53,7 +54,7 @@ def same_values(got: np.ndarray, want: np.ndarray) -> bool:
 
 def raw_bytes(a: np.ndarray) -> bytes:
     """Every byte the array's elements occupy (what a write into it would change)."""
-    return np.array(a, copy=True, order="C").view(np.uint8).tobytes() if a.size else b""
+    return np.array(a, copy=True, order="C").reshape(-1).view(np.uint8).tobytes() if a.size else b""
 
 
 @st.composite
@@ -62,9 +63,9 @@ def arrays(draw):
     and subnormals, and bools include bytes other than 0 and 1."""
     dt = np.dtype(draw(st.sampled_from(DTYPES))).newbyteorder(draw(st.sampled_from("<>")))
     layout = draw(st.sampled_from(LAYOUTS))
-    shape = tuple(draw(st.lists(st.integers(0 if layout != "broadcast" else 1, 4), min_size=1, max_size=3)))
+    shape = tuple(draw(st.lists(st.integers(0 if layout != "broadcast" else 1, 4), min_size=0, max_size=3)))
     if layout == "broadcast":
-        shape = (draw(st.integers(2, 3)),) + shape[1:]
+        shape = (draw(st.integers(2, 3)),) + shape[1:]  # (never 0-d)
     n = int(np.prod(shape))
     isz = dt.itemsize
     raw = draw(st.binary(min_size=isz * max(2 * n, 1), max_size=isz * max(2 * n, 1)))
@@ -83,9 +84,7 @@ def arrays(draw):
         with open(path, "wb") as f:
             f.write(raw[: isz * n] or b"\0" * isz)
         mode = layout.split("_")[1]
-        a = np.memmap(path, dtype=dt, mode=mode, shape=shape if n else (1,))
-        if not n:
-            a = a[:0].reshape(shape)
+        a = np.memmap(path, dtype=dt, mode=mode, shape=(max(n, 1),))[:n].reshape(shape)
     else:
         base = np.frombuffer(raw, dtype=dt, count=2 * n).copy()
         if layout == "contiguous":
@@ -99,6 +98,7 @@ def arrays(draw):
         else:  # broadcast: zero strides, read-only by NumPy's rule
             row = base[: n // shape[0]].reshape(shape[1:])
             a = np.broadcast_to(row, shape)
+    a = np.asarray(a)  # (np.flip of a 0-d array is a NumPy scalar)
     writeable = a.flags.writeable and draw(st.booleans())
     if not writeable and a.flags.writeable:
         a.flags.writeable = False
@@ -218,3 +218,87 @@ def test_control_writeable_arrays_are_written():
         assert not t.is_readonly
         write(t)
         assert raw_bytes(a) != before, name
+
+
+UNSUPPORTED = [np.complex64, np.complex128, np.longdouble, np.object_, "U3", "S3", "V4", "M8[s]", "m8[s]",
+               [("a", "i4"), ("b", "f4")]]
+
+
+@pytest.mark.parametrize("dt", UNSUPPORTED, ids=str)
+def test_unsupported_dtypes_are_refused_by_name(dt):
+    a = np.zeros(3, dtype=dt)
+    name = str(a.dtype)
+    with pytest.raises(TypeError, match=r"^\[tensor\] .*" + re.escape(name)):
+        bm.tensor(a)
+    with pytest.raises(TypeError, match=r"^\[from_numpy\] numpy dtype " + re.escape(name)):
+        bm.from_numpy(a)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64, ">u2", ">i2"])
+def test_other_integers_widen_to_int64_exactly(dt):
+    info = np.iinfo(np.dtype(dt))
+    a = np.array([info.min, 0, 1, min(info.max, np.iinfo(np.int64).max)], dtype=dt)
+    t = bm.tensor(a)
+    assert t.dtype == bm.int64
+    assert t.tolist() == [int(v) for v in a]
+    name = re.escape(str(np.dtype(dt)))
+    with pytest.raises(TypeError, match=rf"\[from_numpy\] numpy dtype {name} is not supported.*int64"):
+        bm.from_numpy(a)
+
+
+def test_uint64_beyond_int64_is_refused():
+    with pytest.raises(OverflowError, match=r"\[tensor\] value 18446744073709551615 does not fit in int64"):
+        bm.tensor(np.array([1, 2**64 - 1], dtype=np.uint64))
+    with pytest.raises(OverflowError, match=r"\[tensor\] value 9223372036854775808 does not fit in int64"):
+        bm.tensor([2**63])  # NumPy makes this list a uint64 array
+    assert bm.tensor(np.array([2**63 - 1], dtype=np.uint64)).tolist() == [2**63 - 1]
+    assert bm.tensor(np.array([2**63], dtype=np.uint64), dtype=bm.float32).tolist() == [2.0**63]
+
+
+def test_requested_dtype_is_taken_from_the_source_values():
+    """bm.tensor([0.1], dtype=float64) is 0.1, not float32(0.1) widened (as it once was)."""
+    assert bm.tensor([0.1], dtype=bm.float64).tolist() == [0.1]
+    assert bm.tensor([[1e-40, 0.1]], dtype=bm.float64).numpy()[0, 0] == 1e-40
+    assert bm.tensor([0.1]).dtype == bm.float32  # without dtype: the default float dtype, as torch
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_numpy_scalars_and_0d_arrays(device):
+    for v, dtype in [(np.float16(1.5), bm.float16), (np.float32(-2.25), bm.float32), (np.int32(7), bm.int32),
+                     (np.int64(-8), bm.int64), (np.bool_(True), bm.bool), (np.int8(-3), bm.int64),
+                     (np.uint16(65535), bm.int64), (np.array(2.5, dtype=">f4"), bm.float32)]:
+        t = bm.tensor(v, device=device)
+        assert t.shape == () and t.dtype == dtype and t.item() == v.item()
+    if device == "cpu":
+        assert bm.tensor(np.float64(0.1)).dtype == bm.float64 and bm.tensor(np.float64(0.1)).item() == 0.1
+        t = bm.from_numpy(np.array(3.5, dtype=np.float32))
+        assert t.shape == () and t.item() == 3.5
+
+
+def test_from_numpy_takes_only_arrays():
+    for v in (np.float32(1.0), [1, 2], 3.0, None):
+        with pytest.raises(TypeError, match=r"^\[from_numpy\] expected a numpy.ndarray, got"):
+            bm.from_numpy(v)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bools_stored_as_other_bytes_read_as_true(device):
+    a = np.frombuffer(b"\x00\x02\x01\xff", dtype=np.bool_)
+    t = bm.tensor(a, device=device)
+    assert t.tolist() == [False, True, True, True]
+    assert t.numpy().view(np.uint8).tolist() == [0, 1, 1, 1]
+    assert t.sum().item() == a.sum() == 3
+    assert (t == bm.tensor([False, True, True, True], device=device)).all().item()
+    with pytest.raises(ValueError, match=r"\[from_numpy\] the bool array holds bytes other than 0 and 1"):
+        bm.from_numpy(a)
+
+
+def test_from_numpy_of_a_stepped_array_under_an_in_place_graph():
+    """The storage of a shared stepped array spans all its elements' memory: an in-place write into
+    a view of it with a graph (CopySlices) lays its gradient out over that span."""
+    a = np.arange(12, dtype=np.float32)[::2]  # strides of 2 elements
+    x = bm.from_numpy(a)
+    w = bm.ones(2, requires_grad=True)
+    x[1:3].mul_(w)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2 * 2 * 2, 2 * 4 * 4])
