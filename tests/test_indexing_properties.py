@@ -52,6 +52,12 @@ def index_expr(draw, shape, ints_with_advanced: bool):
         return None
     if advanced and not ints_with_advanced and any(isinstance(it, int) for it in items):
         return None
+    # An Ellipsis between two advanced indices: when it spans no dim, NumPy still counts the
+    # indices as separated (their dims go first) and torch does not; the rules differ there.
+    adv_at = [i for i, it in enumerate(items) if isinstance(it, np.ndarray)]
+    ell_at = [i for i, it in enumerate(items) if it is Ellipsis]
+    if ell_at and adv_at and adv_at[0] < ell_at[0] < adv_at[-1]:
+        return None
     return tuple(items)
 
 

@@ -74,9 +74,11 @@ class AccumulateGrad final : public Node {
       }
       return;
     }
-    if (grad_enabled() || requires_grad(slot)) {
+    // create_graph: keep the sum differentiable; a read-only .grad (a user's read-only NumPy
+    // array) is replaced by the sum, never written.
+    if (grad_enabled() || requires_grad(slot) || slot->storage->readonly) {
       old = slot;
-      slot = binary(OpId::add, Operand(slot), Operand(grad));  // create_graph: keep the sum differentiable
+      slot = binary(OpId::add, Operand(slot), Operand(grad));
     } else {
       run_op_into(OpId::add, {slot, grad}, OpArgs{}, slot);
       slot->storage->version++;

@@ -44,6 +44,7 @@ void no_double_backward(const TensorPtr&) {
 }  // namespace
 
 void check_inplace(const char* op, const TensorPtr& self) {
+  check_writable(op, *self);  // in every grad mode: read-only memory is never written
   if (!grad_enabled()) return;
   if (requires_grad(*self) && is_leaf(*self))
     throw Error(tag(op) + "a leaf tensor that requires grad is being used in an in-place operation; do it under "
@@ -63,10 +64,7 @@ bool inplace_needs_graph(const TensorPtr& self, const std::vector<Operand>& sour
 }
 
 TensorPtr commit_inplace(const char* op, const TensorPtr& self, TensorPtr r) {
-  for (int64_t i = 0; i < self->ndim(); ++i)
-    if (self->strides[size_t(i)] == 0 && self->shape[size_t(i)] > 1)
-      throw ValueError(tag(op) + "unsupported operation: more than one element of the written-to tensor refers to "
-                                 "a single memory location; clone() it first");
+  check_inplace_target(op, *self);
   if (r->dtype != self->dtype) r = cast(r, self->dtype);
   {
     GradModeGuard off(false);
@@ -110,6 +108,7 @@ TensorPtr commit_inplace(const char* op, const TensorPtr& self, TensorPtr r) {
 
 TensorPtr inplace_binary(OpId op, const TensorPtr& self, const Operand& other) {
   std::string name = std::string(op_row(op).name) + "_";
+  check_inplace_target(name.c_str(), *self);
   if (!other.is_scalar()) check_same_device(name.c_str(), {{"self", self.get()}, {"other", other.t.get()}});
   check_inplace(name.c_str(), self);
   DType rt = result_type({self, other});
@@ -129,6 +128,7 @@ TensorPtr inplace_binary(OpId op, const TensorPtr& self, const Operand& other) {
 }
 
 TensorPtr inplace_clamp(const TensorPtr& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  check_inplace_target("clamp_", *self);
   check_inplace("clamp_", self);
   const bool graph = inplace_needs_graph(self, {});
   // With a graph the rule may save its input: clamp a copy of self's old value (the write below keeps it).
@@ -151,6 +151,7 @@ TensorPtr inplace_fill(const TensorPtr& self, Scalar value) {
 }
 
 TensorPtr inplace_copy(const TensorPtr& self, const TensorPtr& src_in) {
+  check_inplace_target("copy_", *self);
   check_inplace("copy_", self);
   check_shape_fits("copy_", self, src_in->shape);
   TensorPtr src = src_in->device() == self->device() ? src_in : to_device(src_in, self->device());

@@ -61,7 +61,7 @@ std::vector<int64_t> sizes_from_args(const char* op, const py::args& args);
 
 // numpy interop
 py::array to_numpy(const TensorPtr& t);
-TensorPtr from_numpy_zero_copy(const py::array& a);
+TensorPtr from_numpy_zero_copy(const py::object& array);  // TypeError for anything but an ndarray
 TensorPtr from_numpy_copy(const py::array& a, Device* device);
 DType dtype_from_numpy(const py::dtype& dt, const char* op);
 

@@ -50,7 +50,10 @@ void init_inplace(py::module_& m, py::class_<Tensor, TensorPtr>& cls) {
   arith("sub_", "__isub__", OpId::sub, true);
   arith("mul_", "__imul__", OpId::mul, false);
   arith("div_", "__itruediv__", OpId::div, false);
-  cls.def("zero_", [](const TensorPtr& s) { return inplace_fill(s, Scalar::from_int(0)); });
+  cls.def("zero_", [](const TensorPtr& s) {
+    check_writable("zero_", *s);  // named as the user called it (fill_ checks again)
+    return inplace_fill(s, Scalar::from_int(0));
+  });
   cls.def("fill_", [](const TensorPtr& s, const py::object& v) {
     if (py::isinstance<Tensor>(v)) {
       TensorPtr t = v.cast<TensorPtr>();

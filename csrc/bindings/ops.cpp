@@ -28,7 +28,11 @@ void init_ops(py::module_& m) {
   // ---- copies and conversions ----
   m.def("cast", &cast, py::arg("input"), py::arg("dtype"));
   m.def("to_device", [](const TensorPtr& t, const py::object& d) { return to_device(t, device_arg(d)); });
-  m.def("copy_", [](const TensorPtr& dst, const TensorPtr& src) { copy_into(dst, expand(src, dst->shape)); return dst; });
+  m.def("copy_", [](const TensorPtr& dst, const TensorPtr& src) {
+    check_inplace_target("copy_", *dst);
+    copy_into(dst, expand(src, dst->shape));
+    return dst;
+  });
   m.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0);
 

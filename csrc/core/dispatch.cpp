@@ -326,6 +326,7 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
 }  // namespace
 
 void run_op_into(OpId op, std::vector<Operand> xs, const OpArgs& args_in, const TensorPtr& out) {
+  check_writable(op_row(op).name, *out);  // backstop: entry points check first, with their own names
   OpArgs args = args_in;
   execute(op, xs, args, out);
   out->storage->version++;  // an in-place write: tensors saved for backward from this memory are stale

@@ -175,6 +175,7 @@ void index_copy_(const TensorPtr& t, int64_t dim, const TensorPtr& index, const 
   OpScope scope("index_copy_");  // named by OutOfMemoryError
   const char* op = "index_copy";
   check_index_arg(op, {{"self", t.get()}, {"index", index.get()}, {"source", src.get()}}, *index);
+  check_writable("index_copy_", *t);
   check_dtype_supported(OpId::index_copy, t->dtype, t->device());
   if (src->dtype != t->dtype)
     throw TypeError(tag(op) + "self (" + dtype_name(t->dtype) + ") and source (" + dtype_name(src->dtype) +

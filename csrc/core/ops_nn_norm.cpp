@@ -73,6 +73,11 @@ TensorPtr batch_norm(const TensorPtr& input, const TensorPtr& running_mean, cons
     throw ValueError("[batch_norm] running_mean and running_var must be given together");
   if (!training && !running_mean)
     throw ValueError("[batch_norm] running_mean and running_var must be given in evaluation mode");
+  // The running statistics are written below (training): refuse read-only ones before anything runs.
+  if (training && running_mean) {
+    check_writable("batch_norm (running_mean)", *running_mean);
+    check_writable("batch_norm (running_var)", *running_var);
+  }
   const int64_t per_channel = channels ? input->numel() / channels : 0;
   if (training && per_channel == 1)
     throw ValueError("[batch_norm] expected more than 1 value per channel when training, got input of shape " +

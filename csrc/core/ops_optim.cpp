@@ -41,6 +41,9 @@ void check_shapes(const char* op, const Named& named) {
   for (size_t i = 0; i < named.size(); ++i) {
     if (i == 1) continue;  // the gradient is only read: a broadcast gradient is fine
     const Tensor& t = *named[i].second;
+    if (t.storage->readonly)
+      throw Error(tag(op) + named[i].first + " is updated in place but its memory belongs to a read-only NumPy "
+                  "array; give the optimizer tensors with their own memory, e.g. bessemer.tensor(array) or .clone()");
     for (size_t d = 0; d < t.shape.size(); ++d)
       if (t.strides[d] == 0 && t.shape[d] > 1)
         throw ValueError(tag(op) + named[i].first + " is updated in place but several of its elements share one "
@@ -101,6 +104,7 @@ void adam_step_(const TensorPtr& param, const TensorPtr& grad, const TensorPtr& 
   check_shapes("adam_step", named);
   if (!step->shape.empty())
     throw ValueError("[adam_step] step must be a 0-d tensor, got shape " + shape_str(step->shape));
+  check_writable("adam_step (the step count)", *step);
 
   // step_t += 1 in the step tensor's dtype, then torch's Python arithmetic in double.
   wait_readable(*step);

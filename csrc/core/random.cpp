@@ -21,6 +21,7 @@ void draw(OpId op, const TensorPtr& out, double a, double b, Generator* gen, con
                               out->device()->name);
   if (!is_floating(out->dtype))
     throw UnsupportedError(std::string("[") + name + "] expected a floating point output, got " + dtype_name(out->dtype));
+  check_inplace_target(name, *out);  // before the generator's counter moves
   OpArgs args;
   args.s0 = Scalar::from_double(a);
   args.s1 = Scalar::from_double(b);

@@ -20,6 +20,9 @@ struct Storage {
   // tensor whose storage changed after it was saved. Atomic: the autograd engine bumps it with the
   // GIL released while Python threads may read it.
   std::atomic<uint64_t> version{0};
+  // Memory someone else marked read-only (a NumPy array with writeable=False, np.broadcast_to, a
+  // memmap opened with mode 'r'): every write into it is refused by check_writable (core/tensor.h).
+  bool readonly = false;
   std::function<void(Storage&)> release;  // returns the memory to its owner (allocator, numpy...)
   Storage() { live_count().fetch_add(1, std::memory_order_relaxed); }
   Storage(const Storage&) = delete;

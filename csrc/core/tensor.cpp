@@ -38,4 +38,19 @@ TensorPtr make_view(const TensorPtr& t, const Shape& shape, const Shape& strides
   return v;
 }
 
+void check_writable(const char* op, const Tensor& t) {
+  if (t.storage->readonly)
+    throw Error(std::string("[") + op + "] cannot write into a read-only tensor (its memory belongs to a read-only "
+                "NumPy array); write into a copy made with .clone(), or make the tensor with bessemer.tensor(array), "
+                "which copies");
+}
+
+void check_inplace_target(const char* op, const Tensor& t) {
+  check_writable(op, t);
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    if (t.strides[i] == 0 && t.shape[i] > 1)
+      throw ValueError(std::string("[") + op + "] unsupported operation: more than one element of the written-to "
+                       "tensor refers to a single memory location; clone() it first");
+}
+
 }  // namespace bm

@@ -39,5 +39,12 @@ struct Tensor {
 TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device);
 // A view sharing t's storage.
 TensorPtr make_view(const TensorPtr& t, const Shape& shape, const Shape& strides, int64_t offset);
+// The one check in front of every write into existing memory: RuntimeError naming `op` when t's
+// storage is read-only (it belongs to a read-only NumPy array). In-place entry points call it
+// before they write anything; run_op_into calls it again for every write, as a backstop.
+void check_writable(const char* op, const Tensor& t);
+// check_writable, plus torch's refusal of an in-place write into a tensor several of whose
+// elements share one memory location (a stride of 0 over a dim of size > 1, e.g. from expand()).
+void check_inplace_target(const char* op, const Tensor& t);
 
 }  // namespace bm

@@ -141,6 +141,8 @@ class Tensor:
         ...
     def __truediv__(self, arg0: typing.Any) -> typing.Any:
         ...
+    def _check_writable(self, op: str) -> None:
+        ...
     def _data_ptr(self) -> int:
         ...
     def _reduce(self, op: str, dim: typing.Any = None, keepdim: bool = False, correction: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> Tensor:
@@ -429,6 +431,11 @@ class Tensor:
     def is_leaf(self) -> bool:
         ...
     @property
+    def is_readonly(self) -> bool:
+        """
+        True when the tensor's memory belongs to a read-only NumPy array: writes raise.
+        """
+    @property
     def mT(self):
         ...
     @property
@@ -595,8 +602,10 @@ def exp(input: Tensor) -> Tensor:
     ...
 def floor_divide(input: typing.Any, other: typing.Any) -> Tensor:
     ...
-def from_numpy(array: numpy.ndarray) -> Tensor:
-    ...
+def from_numpy(array: typing.Any) -> Tensor:
+    """
+    A cpu tensor sharing the array's memory (read-only when the array is); arrays it cannot share (foreign byte order, unaligned, negative or partial-item strides) raise ValueError.
+    """
 def full(size: typing.Any, fill_value: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
 def ge(input: typing.Any, other: typing.Any) -> Tensor:

@@ -52,17 +52,27 @@ def _tensor(data, dtype, device) -> Tensor:
     except ValueError as e:  # ragged nested lists
         raise ValueError(f"[tensor] could not make a tensor from the data: {e}") from None
     if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise TypeError(f"[tensor] cannot make a tensor from {type(data).__name__} data of numpy kind {arr.dtype}")
-    if from_python and arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    elif arr.dtype.kind in "iu" and arr.dtype not in _NUMPY_TO_BM:
-        arr = arr.astype(np.int64)
-    elif arr.dtype not in _NUMPY_TO_BM:
-        raise TypeError(f"[tensor] numpy dtype {arr.dtype} is not supported")
-    if dtype is not None and dtype in _BM_TO_NUMPY and arr.dtype != _BM_TO_NUMPY[dtype]:
-        # Convert on the host when numpy can (cheaper than a device cast)
+        raise TypeError(f"[tensor] cannot make a tensor from {type(data).__name__} data of numpy dtype {arr.dtype}; "
+                        "supported: bool, integer and float (16, 32, 64-bit) arrays")
+    if not arr.dtype.isnative:  # '>f4' on a little-endian machine: NumPy converts the values
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if dtype is not None and dtype in _BM_TO_NUMPY:
+        # The asked dtype straight from the source values (cheaper on the host than a device cast,
+        # and exact: [0.1] asked as float64 never passes through float32)
         arr = arr.astype(_BM_TO_NUMPY[dtype])
-    elif dtype == _dt.bfloat16 and arr.dtype == np.float64:
+    elif from_python and arr.dtype == np.float64:
+        arr = arr.astype(np.float32)
+    elif arr.dtype == np.uint64:  # no uint64 dtype: int64 when every value fits, else refused
+        if arr.size and arr.max() > np.iinfo(np.int64).max:
+            raise OverflowError(f"[tensor] value {arr.max()} does not fit in int64 (bessemer has no unsigned 64-bit "
+                                "dtype)")
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind in "iu" and arr.dtype not in _NUMPY_TO_BM:
+        arr = arr.astype(np.int64)  # int8/int16/uint8/uint16/uint32: every value fits in int64
+    elif arr.dtype not in _NUMPY_TO_BM:
+        raise TypeError(f"[tensor] numpy dtype {arr.dtype} is not supported; supported: bool, int8-64, uint8-64, "
+                        "float16, float32, float64")
+    if dtype == _dt.bfloat16 and arr.dtype == np.float64:
         # numpy has no bfloat16: the core casts, from float32 (float64 does not exist on Metal)
         arr = arr.astype(np.float32)
     t = _core._from_numpy_copy(arr, device)

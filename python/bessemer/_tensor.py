@@ -124,6 +124,7 @@ for _name in ("floor_divide", "remainder", "any", "all", "index_select", "nonzer
 
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """In place: self's slices at ``index`` along ``dim`` += ``alpha * source``'s."""
+    self._check_writable("index_add_")  # before the out-of-place sum is computed
     return _core.copy_(self, _ops.index_add(self, dim, index, source, alpha=alpha))
 
 

@@ -85,3 +85,25 @@ TEST_CASE("Philox4x32-10 matches the Random123 known-answer vectors") {
   CHECK(c.v[3] == 0x24126ea1u);
   CHECK(bm_uniform_f32(0xffffffffu) < 1.0f);
 }
+
+TEST_CASE("every core write into read-only storage is refused before it writes (the dispatcher's backstop)") {
+  auto t = full({4}, Scalar::from_double(3), DType::Float32, cpu_device());
+  auto src = full({4}, Scalar::from_double(1), DType::Float32, cpu_device());
+  auto view = slice(t, 0, 1, std::nullopt, 2);  // views share the storage, and its flag
+  const uint64_t version = t->storage->version;
+  t->storage->readonly = true;
+  // Core writers with no entry-point check of their own: only run_op_into stands between them and
+  // the memory.
+  CHECK_THROWS_WITH_AS(fill_into(t, Scalar::from_int(0)), doctest::Contains("[fill] cannot write into a read-only"), Error);
+  CHECK_THROWS_AS(copy_into(view, slice(src, 0, 1, std::nullopt, 2)), Error);
+  CHECK_THROWS_AS(run_op_into(OpId::add, {t, src}, OpArgs{}, t), Error);
+  CHECK_THROWS_WITH_AS(check_inplace_target("add_", *view), doctest::Contains("[add_] cannot write"), Error);
+  for (int i = 0; i < 4; ++i) CHECK(t->data<float>()[i] == 3.0f);
+  CHECK(t->storage->version == version);
+  t->storage->readonly = false;  // control: the same writes go through
+  fill_into(t, Scalar::from_int(0));
+  CHECK(t->data<float>()[0] == 0.0f);
+  CHECK(t->storage->version == version + 1);
+  // a zero stride over several elements: refused for elementwise in-place writes
+  CHECK_THROWS_AS(check_inplace_target("add_", *expand(slice(t, 0, 0, 1, 1), {3})), ValueError);
+}

@@ -53,16 +53,17 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
     return _core.normal_(tensor, float(mean), float(std), _gen(generator))
 
 
-def constant_(tensor: Tensor, val: float) -> Tensor:
+def constant_(tensor: Tensor, val: float, *, _name: str = "constant_") -> Tensor:
+    tensor._check_writable(_name)  # a read-only tensor's error names the init function called
     return _core.copy_(tensor, _core.full([], val, tensor.dtype, tensor.device))
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    return constant_(tensor, 0.0)
+    return constant_(tensor, 0.0, _name="zeros_")
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    return constant_(tensor, 1.0)
+    return constant_(tensor, 1.0, _name="ones_")
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",

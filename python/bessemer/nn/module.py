@@ -148,6 +148,9 @@ class Module:
                     problems.append(f"'{k}': expected a Tensor, got {type(v).__name__}")
                 elif tuple(v.shape) != tuple(own[k].shape):
                     problems.append(f"'{k}': checkpoint shape {tuple(v.shape)}, model shape {tuple(own[k].shape)}")
+                elif own[k].is_readonly:
+                    problems.append(f"'{k}': the model's tensor is read-only (its memory belongs to a read-only "
+                                    "NumPy array)")
         if strict:
             if missing:
                 problems.append("missing keys: " + ", ".join(missing))

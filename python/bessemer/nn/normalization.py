@@ -61,6 +61,8 @@ class BatchNorm2d(Module):
             raise ValueError(f"[BatchNorm2d] expected 4D input (got {input.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
         count = self.training and self.track_running_stats and self.num_batches_tracked is not None
+        if count:  # written after the call: refused before it, so a refusal changes nothing
+            self.num_batches_tracked._check_writable("BatchNorm2d (num_batches_tracked)")
         if count and self.momentum is None:  # cumulative moving average over the batches seen
             factor = 1.0 / float(self.num_batches_tracked.item() + 1)
         # Batch statistics in training, and in eval when there are no running statistics.

@@ -160,6 +160,11 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: None (default), or zeros in place with set_to_none=False."""
+        if not set_to_none:  # refuse a read-only gradient before zeroing any
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if getattr(p, "grad", None) is not None:
+                        p.grad._check_writable("zero_grad")
         for group in self.param_groups:
             for p in group["params"]:
                 g = getattr(p, "grad", None)

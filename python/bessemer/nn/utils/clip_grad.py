@@ -94,6 +94,8 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
     max_norm = float(max_norm)
     if len(grads) == 0:
         return
+    for g in grads:  # every gradient is written: refuse a read-only one before scaling any
+        g._check_writable("clip_grad_norm_")
     with _no_grad():
         clip_coef = max_norm / (total_norm + 1e-6)
         clip_coef_clamped = clip_coef.clamp(max=1.0)
@@ -130,6 +132,10 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
         raise TypeError(f"[clip_grad_value_] expected a Tensor or an iterable of Tensors, got "
                         f"{type(parameters).__name__}")
     clip_value = float(clip_value)
+    parameters = list(parameters)
+    for p in parameters:  # every gradient is written: refuse a read-only one before clamping any
+        if getattr(p, "grad", None) is not None:
+            p.grad._check_writable("clip_grad_value_")
     with _no_grad():
         for p in parameters:
             g = getattr(p, "grad", None)
