@@ -4,6 +4,14 @@ The C++ core (``bessemer._core``) holds tensors, devices, the op registry and th
 package adds torch-style signatures and conveniences on top. See ../shared/DESIGN.md for the contract.
 """
 
+import sys as _sys
+
+if _sys.platform != "darwin":
+    # Importing scipy_openblas32 loads libscipy_openblas.so, and _core then finds it by its soname
+    # wherever pip put that package: _core's rpath covers only a scipy_openblas32 beside bessemer
+    # (not a user site, a --system-site-packages venv or --target; docs/building.md).
+    import scipy_openblas32 as _scipy_openblas32
+
 from . import _core
 from ._core import (
     Device,
