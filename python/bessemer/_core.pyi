@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['Device', 'DeviceMismatchError', 'Node', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'any', 'arange', 'are_deterministic_algorithms_enabled', 'arg_reduce', 'available_devices', 'avg_pool2d', 'batch_norm', 'build_info', 'cast', 'cat', 'clamp', 'conv2d', 'copy_', 'cos', 'cross_entropy', 'default_generator', 'device', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'eq', 'exp', 'floor_divide', 'from_numpy', 'full', 'ge', 'gelu', 'gelu_backward', 'gelu_tanh', 'gelu_tanh_backward', 'get_default_device', 'get_num_threads', 'gt', 'index_add', 'index_copy_', 'index_select', 'is_deterministic_algorithms_warn_only_enabled', 'is_grad_enabled', 'layer_norm', 'le', 'linear', 'log', 'log_softmax', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'max_pool2d_with_indices', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'queue_stats', 'relu', 'relu_backward', 'remainder', 'reset_queue_stats', 'rsqrt', 'set_default_device', 'set_num_threads', 'sigmoid', 'silu', 'silu_backward', 'sin', 'softmax', 'sqrt', 'stack', 'sub', 'synchronize', 'tanh', 'to_device', 'uniform_', 'where']
+__all__: list[str] = ['Device', 'DeviceMismatchError', 'Node', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'any', 'arange', 'are_deterministic_algorithms_enabled', 'arg_reduce', 'available_devices', 'avg_pool2d', 'batch_norm', 'build_info', 'cast', 'cat', 'clamp', 'conv2d', 'copy_', 'cos', 'cross_entropy', 'default_generator', 'device', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'empty_cache', 'eq', 'exp', 'floor_divide', 'from_numpy', 'full', 'ge', 'gelu', 'gelu_backward', 'gelu_tanh', 'gelu_tanh_backward', 'get_default_device', 'get_num_threads', 'gt', 'index_add', 'index_copy_', 'index_select', 'is_deterministic_algorithms_warn_only_enabled', 'is_grad_enabled', 'layer_norm', 'le', 'linear', 'log', 'log_softmax', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'max_pool2d_with_indices', 'maximum', 'memory_stats', 'minimum', 'mul', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'queue_stats', 'relu', 'relu_backward', 'remainder', 'reset_peak_memory_stats', 'reset_queue_stats', 'rsqrt', 'set_default_device', 'set_memory_limit', 'set_num_threads', 'sigmoid', 'silu', 'silu_backward', 'sin', 'softmax', 'sqrt', 'stack', 'sub', 'synchronize', 'tanh', 'to_device', 'uniform_', 'where']
 class DeviceMismatchError(RuntimeError):
     pass
 class UnsupportedError(TypeError):
@@ -596,6 +596,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: typing.Any = None) -> 
     ...
 def empty(size: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
+def empty_cache(device: typing.Any = None) -> None:
+    """
+    Returns the device allocator's idle cached blocks to the system.
+    """
 def eq(input: typing.Any, other: typing.Any) -> Tensor:
     ...
 def exp(input: Tensor) -> Tensor:
@@ -656,6 +660,10 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: typing.Any, stride: typi
     ...
 def maximum(input: typing.Any, other: typing.Any) -> Tensor:
     ...
+def memory_stats(device: typing.Any = None) -> dict:
+    """
+    The device's memory accounting as a dict (see docs/memory.md); device None: the default device.
+    """
 def minimum(input: typing.Any, other: typing.Any) -> Tensor:
     ...
 def mul(input: typing.Any, other: typing.Any) -> Tensor:
@@ -682,12 +690,20 @@ def relu_backward(input: typing.Any, other: typing.Any) -> Tensor:
     ...
 def remainder(input: typing.Any, other: typing.Any) -> Tensor:
     ...
+def reset_peak_memory_stats(device: typing.Any = None) -> None:
+    """
+    Sets every '.peak' of memory_stats to its current value.
+    """
 def reset_queue_stats(device: typing.Any) -> None:
     ...
 def rsqrt(input: Tensor) -> Tensor:
     ...
 def set_default_device(device: typing.Any) -> None:
     ...
+def set_memory_limit(device: typing.Any, nbytes: typing.Any) -> typing.Any:
+    """
+    Caps the bytes the device's tensors may hold; None or 0 removes the cap. Returns the previous limit (None: there was none).
+    """
 def set_num_threads(n: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def sigmoid(input: Tensor) -> Tensor:
