@@ -37,25 +37,43 @@ struct LaneIds {
   uint32_t threads_per_simdgroup = kSimdWidth;
 };
 
+struct RaceLog;
+
 // A memory area a checked pointer may point into: a bound buffer or a threadgroup allocation.
 struct Region {
   enum Space : uint8_t { Device, Constant, Threadgroup };
   char* base = nullptr;
   size_t length = 0;
   Space space = Device;
-  int index = -1;              // buffer(n) / threadgroup(n); -1 for a threadgroup variable
-  const char* name = nullptr;  // the threadgroup variable's name, if any
   // Which accesses the race detector records (race.h), set per dispatch: kTrackWritable for
   // accesses through a `device T*` / `threadgroup T*`, kTrackReadOnly through a const pointer.
   uint8_t track = 0;
+  int index = -1;              // buffer(n) / threadgroup(n); -1 for a threadgroup variable
+  const char* name = nullptr;  // the threadgroup variable's name, if any
+  RaceLog* log = nullptr;      // where tracked accesses go
 };
 constexpr uint8_t kTrackReadOnly = 1, kTrackWritable = 2;
 
 // What a checked pointer tells the race detector about one access.
 enum class Access : uint8_t { Plain, Atomic };
-// Records an access of `size` bytes at `addr` in a tracked region, made at file:line (file may be
-// null when the access has no call site, as `*p`); the detector works out at the end of the lane's
-// run whether it was a read or a write (race.cpp).
+// One access by the running lane, recorded with the bytes it found and its source line (file may
+// be null when the access has no call site, as `*p`); the detector works out at the end of the
+// lane's run whether it was a read or a write (race.cpp).
+struct RaceEntry {
+  const Region* region;
+  const char* addr;
+  const char* file;
+  int line;
+  uint32_t size;
+  Access kind;
+  char found[16];  // the bytes found; larger accesses keep them elsewhere (race_note)
+};
+// The running lane's accesses: pointers append in place while there is room.
+struct RaceLog {
+  RaceEntry* next = nullptr;
+  RaceEntry* end = nullptr;
+};
+// The general case (no room left, a large or an atomic access).
 void race_note(const Region& r, const void* addr, size_t size, Access kind, const char* file, int line);
 
 // A generated trampoline: binds one lane's parameters and calls the kernel.

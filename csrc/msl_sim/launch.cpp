@@ -46,6 +46,7 @@ const Region& allocate(LaunchState& L, size_t size, size_t align, Region proto) 
   if (L.race) {
     L.race->poison(proto.base, size);
     proto.track = kTrackReadOnly | kTrackWritable;
+    proto.log = L.race->log();
   } else {
     std::memset(proto.base, 0xff, size);
   }
@@ -179,6 +180,7 @@ void run_kernel(const LaunchSpec& spec) {
     L.buffers[i].length = b.set ? b.length : 0;
     // Device writes are checked; constant memory cannot be written.
     L.buffers[i].track = L.race && !b.constant ? kTrackWritable : 0;
+    L.buffers[i].log = L.race ? L.race->log() : nullptr;
   }
   L.arena_storage.reset(new char[kMaxThreadgroupMemory + 64]);
   L.arena = L.arena_storage.get() + (64 - reinterpret_cast<uintptr_t>(L.arena_storage.get()) % 64) % 64;

@@ -33,28 +33,37 @@ uint64_t splitmix(uint64_t& s) {
 }  // namespace
 
 // Threadgroup shadow state, one per host thread, reused by every dispatch on it: a cell per byte
-// of the 32 KiB arena. Counters only grow, so a cell from an earlier group or barrier interval is
-// stale without being cleared.
+// of the 32 KiB arena (16 bytes, the source lines apart, so a float's four cells share one cache
+// line). Epochs only grow and each group starts a new one, so a cell from an earlier group or
+// barrier interval is stale without being cleared, and "written in this group" is "last written
+// at or after the group's first epoch".
 struct RaceDetector::TgStore {
   struct Cell {
-    uint32_t written = 0;  // the group stamp when last written
-    uint32_t w_epoch = 0, r_epoch = 0;
+    uint32_t w_epoch = 0, r_epoch = 0;  // barrier interval of the last write / of the readers
     uint16_t w_lane = kNoLane, r_lane[2] = {kNoLane, kNoLane};
-    uint32_t w_site = 0, r_site[2] = {0, 0};
+  };
+  struct Sites {
+    uint32_t w = 0, r[2] = {0, 0};
   };
   std::vector<Cell> cells = std::vector<Cell>(kMaxThreadgroupMemory);
-  uint32_t epoch = 1;  // barrier interval; advanced by each barrier and each new group
-  uint32_t stamp = 1;  // threadgroup; advanced by each new group
+  std::vector<Sites> sites_of = std::vector<Sites>(kMaxThreadgroupMemory);
+  // Most accesses are whole aligned 4-byte words: a word's state then lives in the cell of its
+  // first byte alone. The first access to part of a word in a group copies that state into the
+  // word's other cells and marks the word split (split[w] == group_epoch): byte cells from then on.
+  std::vector<uint32_t> split = std::vector<uint32_t>(kMaxThreadgroupMemory / 4);
+  uint32_t epoch = 1;        // the barrier interval now
+  uint32_t group_epoch = 1;  // the group's first one
   std::vector<Site> sites{Site{nullptr, 0}};
   std::map<std::pair<const char*, int>, uint32_t> site_index;
 
   void advance(bool new_group) {
-    if (epoch > 0xfffffff0u || stamp > 0xfffffff0u) {
+    if (epoch > 0xfffffff0u) {
       std::fill(cells.begin(), cells.end(), Cell{});
-      epoch = stamp = 1;
+      std::fill(split.begin(), split.end(), 0u);
+      epoch = group_epoch = 1;
     }
     ++epoch;
-    if (new_group) ++stamp;
+    if (new_group) group_epoch = epoch;
   }
 };
 
@@ -62,7 +71,11 @@ RaceDetector::RaceDetector(LaunchState& L)
     : L_(L), tg_([]() -> TgStore& {
         static thread_local TgStore store;
         return store;
-      }()) {}
+      }()) {
+  entries_.resize(1024);
+  log_.next = entries_.data();
+  log_.end = entries_.data() + entries_.size();
+}
 
 RaceDetector::~RaceDetector() {
   for (auto& s : shadows_) std::free(s->cells);
@@ -72,8 +85,7 @@ void RaceDetector::start_group(uint32_t group_serial) {
   group_serial_ = group_serial;
   poison_state_ = uint64_t(group_serial) * 0x2545f4914f6cdd1dull + 1;
   tg_.advance(true);
-  log_.clear();
-  old_.clear();
+  clear_log();
 }
 
 void RaceDetector::poison(char* p, size_t n) {
@@ -90,25 +102,48 @@ void RaceDetector::barrier(uint32_t flags) {
 
 void RaceDetector::note(const Region& r, const void* addr, size_t size, Access kind, const char* file, int line) {
   const char* a = static_cast<const char*>(addr);
+  if (log_.next == log_.end) {
+    size_t used = size_t(log_.next - entries_.data());
+    entries_.resize(entries_.size() * 2);
+    log_.next = entries_.data() + used;
+    log_.end = entries_.data() + entries_.size();
+  }
   if (kind == Access::Atomic) {
     // `atomic_fetch_add((device atomic_int*)&p[i], ...)`: the plain access that made the pointer
     // is part of the atomic operation.
-    for (size_t k = log_.size(), n = 0; k-- > 0 && n < 4; ++n) {
-      Entry& e = log_[k];
-      if (e.addr < a + size && a < e.addr + e.size) e.kind = Access::Atomic;
-    }
+    for (RaceEntry* e = log_.next; e-- > entries_.data() && log_.next - e <= 4;)
+      if (e->addr < a + size && a < e->addr + e->size) e->kind = Access::Atomic;
   }
-  log_.push_back(Entry{&r, a, uint32_t(size), uint32_t(old_.size()), kind, file, line});
-  old_.insert(old_.end(), a, a + size);
+  RaceEntry* e = log_.next++;
+  e->region = &r;
+  e->addr = a;
+  e->file = file;
+  e->line = line;
+  e->size = uint32_t(size);
+  e->kind = kind;
+  if (size <= sizeof e->found) {
+    std::memcpy(e->found, a, size);
+  } else {
+    uint32_t at = uint32_t(big_.size());
+    std::memcpy(e->found, &at, sizeof at);
+    big_.insert(big_.end(), a, a + size);
+  }
+}
+
+const char* RaceDetector::found_bytes(const RaceEntry& e) const {
+  if (e.size <= sizeof e.found) return e.found;
+  uint32_t at;
+  std::memcpy(&at, e.found, sizeof at);
+  return big_.data() + at;
 }
 
 uint32_t RaceDetector::site_of(const char* file, int line) {
-  if (file == last_file_ && line == last_line_) return last_site_;
+  SiteSlot& slot = site_cache_[(reinterpret_cast<uintptr_t>(file) / 8 + uint32_t(line) * 31u) % 64];
+  if (slot.file == file && slot.line == line) return slot.site;
   auto [it, added] = tg_.site_index.emplace(std::make_pair(file, line), uint32_t(tg_.sites.size()));
   if (added) tg_.sites.push_back(Site{file, line});
-  last_file_ = file;
-  last_line_ = line;
-  return last_site_ = it->second;
+  slot = SiteSlot{file, line, it->second};
+  return it->second;
 }
 
 std::string RaceDetector::site_text(uint32_t site) const {
@@ -117,76 +152,120 @@ std::string RaceDetector::site_text(uint32_t site) const {
   return std::string(s.file) + ":" + std::to_string(s.line);
 }
 
-void RaceDetector::end_segment(const LaneIds& lane) {
-  if (log_.empty()) return;
-  for (const Entry& e : log_) {
-    bool write = std::memcmp(e.addr, old_.data() + e.old, e.size) != 0;
-    uint32_t site = site_of(e.file, e.line);
-    if (e.region->space == Region::Threadgroup) threadgroup_access(e, write, lane, site);
-    else if (e.kind == Access::Plain) device_access(e, write, lane, site);
+namespace {
+// Whether an access changed its bytes; constant sizes compile to plain loads.
+bool changed(const char* now, const char* found, uint32_t size) {
+  switch (size) {
+    case 4: {
+      uint32_t x, y;
+      std::memcpy(&x, now, 4);
+      std::memcpy(&y, found, 4);
+      return x != y;
+    }
+    case 8: {
+      uint64_t x, y;
+      std::memcpy(&x, now, 8);
+      std::memcpy(&y, found, 8);
+      return x != y;
+    }
+    case 2:
+      return now[0] != found[0] || now[1] != found[1];
+    case 1:
+      return now[0] != found[0];
+    default:
+      return std::memcmp(now, found, size) != 0;
   }
-  log_.clear();
-  old_.clear();
+}
+}  // namespace
+
+void RaceDetector::end_segment(const LaneIds& lane) {
+  for (RaceEntry* e = entries_.data(); e != log_.next; ++e) {
+    bool write = changed(e->addr, found_bytes(*e), e->size);
+    if (e->region->space == Region::Threadgroup) threadgroup_access(*e, write, lane);
+    else if (e->kind == Access::Plain) device_access(*e, write, lane, site_of(e->file, e->line));
+  }
+  clear_log();
 }
 
-void RaceDetector::fail(const std::string& what, const Entry& e, size_t byte, const std::string& detail) {
+void RaceDetector::fail(const std::string& what, const RaceEntry& e, size_t byte, const std::string& detail) {
   const Region& r = *e.region;
   size_t at = size_t(e.addr - r.base) + byte;
-  log_.clear();
-  old_.clear();
+  clear_log();
   throw RaceError("[msl-sim] " + what + " in " + describe_kernel(L_) + " on " + region_name(r) + " (byte " +
                   std::to_string(at) + " of " + std::to_string(r.length) + "): " + detail);
 }
 
-void RaceDetector::threadgroup_access(const Entry& e, bool write, const LaneIds& lane, uint32_t site) {
+void RaceDetector::threadgroup_access(const RaceEntry& e, bool write, const LaneIds& lane) {
   const size_t off = size_t(e.addr - L_.arena);
+  // The source line's index in the site table, looked up only when a cell records it.
+  uint32_t site_index = 0;
+  auto site = [&]() {
+    if (!site_index) site_index = site_of(e.file, e.line);
+    return site_index;
+  };
   const uint16_t me = uint16_t(lane.thread_index_in_threadgroup);
-  const uint32_t epoch = tg_.epoch, stamp = tg_.stamp;
-  const std::string group = "threadgroup " + dim(L_.group.pos);
-  auto name = [](uint16_t l) { return "lane " + std::to_string(l); };
-  const std::string unordered = ", with no threadgroup_barrier(mem_flags::mem_threadgroup) between";
-  for (size_t b = 0; b < e.size; ++b) {
+  const uint32_t epoch = tg_.epoch, group_epoch = tg_.group_epoch;
+  // Messages are built only on a report: this runs for every access.
+  auto race = [&](size_t b, uint16_t other, uint32_t other_site, const char* did_other, const char* did_me) {
+    fail("data race", e, b,
+         "in threadgroup " + dim(L_.group.pos) + ", lane " + std::to_string(other) + " " + did_other + " it at " +
+             site_text(other_site) + " and lane " + std::to_string(me) + " " + did_me + " it at " + site_text(site()) +
+             ", with no threadgroup_barrier(mem_flags::mem_threadgroup) between");
+  };
+  // One cell: byte b of the access (the first byte of a word when the word is not split).
+  auto touch = [&](size_t b) {
     TgStore::Cell& c = tg_.cells[off + b];
-    if (e.kind == Access::Atomic) {
-      c.written = stamp;
-      continue;
+    TgStore::Sites& at = tg_.sites_of[off + b];
+    if (e.kind == Access::Atomic) {  // counts as written (by no lane in particular), never as a race
+      if (c.w_epoch < group_epoch) c = TgStore::Cell{group_epoch, 0, kNoLane, {kNoLane, kNoLane}};
+      return;
     }
+    const bool other_wrote = c.w_epoch == epoch && c.w_lane != me && c.w_lane != kNoLane;
     if (write) {
-      if (c.w_epoch == epoch && c.w_lane != me) {
-        fail("data race", e, b, "in " + group + ", " + name(c.w_lane) + " wrote it at " + site_text(c.w_site) +
-                                    " and " + name(me) + " wrote it at " + site_text(site) + unordered);
-      }
+      if (other_wrote) race(b, c.w_lane, at.w, "wrote", "wrote");
       if (c.r_epoch == epoch) {
-        int other = c.r_lane[0] != me ? 0 : c.r_lane[1] != kNoLane ? 1 : -1;
-        if (other >= 0) {
-          fail("data race", e, b, "in " + group + ", " + name(c.r_lane[other]) + " read it at " +
-                                      site_text(c.r_site[other]) + " and " + name(me) + " wrote it at " +
-                                      site_text(site) + unordered);
-        }
+        if (c.r_lane[0] != me) race(b, c.r_lane[0], at.r[0], "read", "wrote");
+        if (c.r_lane[1] != kNoLane) race(b, c.r_lane[1], at.r[1], "read", "wrote");
       }
       c.w_epoch = epoch;
       c.w_lane = me;
-      c.w_site = site;
-      c.written = stamp;
+      at.w = site();
     } else {
-      if (c.written != stamp) {
+      if (c.w_epoch < group_epoch) {
         fail("read of uninitialised threadgroup memory", e, b,
-             "in " + group + ", " + name(me) + " read it at " + site_text(site) +
-                 ", but no thread of the threadgroup has written it in this dispatch");
+             "in threadgroup " + dim(L_.group.pos) + ", lane " + std::to_string(me) + " read it at " +
+                 site_text(site()) + ", but no thread of the threadgroup has written it in this dispatch");
       }
-      if (c.w_epoch == epoch && c.w_lane != me) {
-        fail("data race", e, b, "in " + group + ", " + name(c.w_lane) + " wrote it at " + site_text(c.w_site) +
-                                    " and " + name(me) + " read it at " + site_text(site) + unordered);
-      }
+      if (other_wrote) race(b, c.w_lane, at.w, "wrote", "read");
       if (c.r_epoch != epoch) {
         c.r_epoch = epoch;
         c.r_lane[0] = me;
-        c.r_site[0] = site;
         c.r_lane[1] = kNoLane;
+        at.r[0] = site();
       } else if (c.r_lane[0] != me && c.r_lane[1] == kNoLane) {
         c.r_lane[1] = me;
-        c.r_site[1] = site;
+        at.r[1] = site();
       }
+    }
+  };
+  size_t b = 0;
+  while (b < e.size) {
+    const size_t a = off + b;
+    const size_t w = a / 4;
+    bool whole = a % 4 == 0 && e.size - b >= 4;
+    if (tg_.split[w] != group_epoch && !whole) {  // split the word: its cells take its state
+      for (size_t k = 1; k < 4; ++k) {
+        tg_.cells[4 * w + k] = tg_.cells[4 * w];
+        tg_.sites_of[4 * w + k] = tg_.sites_of[4 * w];
+      }
+      tg_.split[w] = group_epoch;
+    }
+    if (whole && tg_.split[w] != group_epoch) {
+      touch(b);
+      b += 4;
+    } else {
+      touch(b);
+      b += 1;
     }
   }
 }
@@ -228,7 +307,7 @@ RaceDetector::DevShadow& RaceDetector::shadow_for(const Region& r) {
   return *target;
 }
 
-void RaceDetector::device_access(const Entry& e, bool write, const LaneIds& lane, uint32_t site) {
+void RaceDetector::device_access(const RaceEntry& e, bool write, const LaneIds& lane, uint32_t site) {
   DevShadow& sh = shadow_for(*e.region);
   const Record self{lane.thread_position_in_grid, lane.threadgroup_position_in_grid, group_serial_, dev_epoch_, site};
   auto unordered = [&](uint32_t cell) {

@@ -70,7 +70,9 @@ class RaceDetector {
   void start_group(uint32_t group_serial);
   // Fills fresh threadgroup memory (deterministic pseudo-random bytes, high bit set).
   void poison(char* p, size_t n);
-  // One access by the running lane (race_note in abi.h).
+  // Where checked pointers append the running lane's accesses (set in each tracked Region).
+  RaceLog* log() { return &log_; }
+  // An access the pointers could not append themselves (race_note in abi.h).
   void note(const Region& r, const void* addr, size_t size, Access kind, const char* file, int line);
   // The running lane yielded: classify its accesses and check them; throws bm::RaceError.
   void end_segment(const LaneIds& lane);
@@ -78,15 +80,6 @@ class RaceDetector {
   void barrier(uint32_t flags);
 
  private:
-  struct Entry {
-    const Region* region;
-    const char* addr;
-    uint32_t size;
-    uint32_t old;  // offset of the bytes found, in old_
-    Access kind;
-    const char* file;
-    int line;
-  };
   struct Site {
     const char* file;
     int line;
@@ -107,26 +100,36 @@ class RaceDetector {
   };
   struct TgStore;
 
-  void device_access(const Entry& e, bool write, const LaneIds& lane, uint32_t site);
-  void threadgroup_access(const Entry& e, bool write, const LaneIds& lane, uint32_t site);
+  void device_access(const RaceEntry& e, bool write, const LaneIds& lane, uint32_t site);
+  void threadgroup_access(const RaceEntry& e, bool write, const LaneIds& lane);
   DevShadow& shadow_for(const Region& r);
   uint32_t site_of(const char* file, int line);
   std::string site_text(uint32_t site) const;
-  [[noreturn]] void fail(const std::string& what, const Entry& e, size_t byte, const std::string& detail);
+  [[noreturn]] void fail(const std::string& what, const RaceEntry& e, size_t byte, const std::string& detail);
 
   LaunchState& L_;
   TgStore& tg_;  // per host thread, reused by every dispatch (epochs make old state stale)
-  std::vector<Entry> log_;
-  std::vector<char> old_;
+  RaceLog log_;
+  std::vector<RaceEntry> entries_;  // log_ points into it
+  std::vector<char> big_;           // the bytes found by accesses over 16 bytes
+  const char* found_bytes(const RaceEntry& e) const;
+  void clear_log() {
+    log_.next = entries_.data();
+    big_.clear();
+  }
   std::vector<Record> records_;
   std::vector<std::unique_ptr<DevShadow>> shadows_;
   DevShadow* by_slot_[kMaxBufferSlots] = {};
   uint32_t group_serial_ = 0;
   uint32_t dev_epoch_ = 0;  // advanced by barriers with mem_device, over the whole dispatch
   uint64_t poison_state_ = 0;
-  const char* last_file_ = nullptr;
-  int last_line_ = 0;
-  uint32_t last_site_ = 0;
+  // A small direct-mapped cache in front of the site table.
+  struct SiteSlot {
+    const char* file = nullptr;
+    int line = -1;
+    uint32_t site = 0;
+  };
+  SiteSlot site_cache_[64];
 };
 
 }  // namespace bm::msl

@@ -6,10 +6,12 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['Device', 'DeviceMismatchError', 'Node', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'any', 'arange', 'arg_reduce', 'available_devices', 'avg_pool2d', 'batch_norm', 'build_info', 'cast', 'cat', 'clamp', 'conv2d', 'copy_', 'cos', 'cross_entropy', 'default_generator', 'device', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'eq', 'exp', 'floor_divide', 'from_numpy', 'full', 'ge', 'gelu', 'gelu_backward', 'gelu_tanh', 'gelu_tanh_backward', 'get_default_device', 'get_num_threads', 'gt', 'index_add', 'index_copy_', 'index_select', 'is_grad_enabled', 'layer_norm', 'le', 'linear', 'log', 'log_softmax', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'max_pool2d_with_indices', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'queue_stats', 'relu', 'relu_backward', 'remainder', 'reset_queue_stats', 'rsqrt', 'set_default_device', 'set_num_threads', 'sigmoid', 'silu', 'silu_backward', 'sin', 'softmax', 'sqrt', 'stack', 'sub', 'synchronize', 'tanh', 'to_device', 'uniform_', 'where']
+__all__: list[str] = ['Device', 'DeviceMismatchError', 'Node', 'RaceError', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'any', 'arange', 'arg_reduce', 'available_devices', 'avg_pool2d', 'batch_norm', 'build_info', 'cast', 'cat', 'clamp', 'conv2d', 'copy_', 'cos', 'cross_entropy', 'default_generator', 'device', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'eq', 'exp', 'floor_divide', 'from_numpy', 'full', 'ge', 'gelu', 'gelu_backward', 'gelu_tanh', 'gelu_tanh_backward', 'get_default_device', 'get_num_threads', 'gt', 'index_add', 'index_copy_', 'index_select', 'is_grad_enabled', 'layer_norm', 'le', 'linear', 'log', 'log_softmax', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'max_pool2d_with_indices', 'maximum', 'minimum', 'mul', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'queue_stats', 'relu', 'relu_backward', 'remainder', 'reset_queue_stats', 'rsqrt', 'set_default_device', 'set_num_threads', 'sigmoid', 'silu', 'silu_backward', 'sim_race_check', 'sim_set_race_check', 'sim_set_shuffle', 'sim_shuffle', 'sin', 'softmax', 'sqrt', 'stack', 'sub', 'synchronize', 'tanh', 'to_device', 'uniform_', 'where']
 class DeviceMismatchError(RuntimeError):
     pass
 class UnsupportedError(TypeError):
+    pass
+class RaceError(RuntimeError):
     pass
 class dtype:
     bfloat16: typing.ClassVar[dtype]
@@ -525,6 +527,8 @@ def _sgd_step_(param: Tensor, grad: Tensor, momentum_buffer: typing.Any = None, 
     """
 def _silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     ...
+def _sim_run_control(name: str, threads: typing.SupportsInt | typing.SupportsIndex, threadgroup: typing.SupportsInt | typing.SupportsIndex, nbuffers: typing.SupportsInt | typing.SupportsIndex = 1) -> list[list[int]]:
+    ...
 def _softmax_backward(grad_output: Tensor, output: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
     ...
 def abs(input: Tensor) -> Tensor:
@@ -673,6 +677,18 @@ def silu(input: Tensor) -> Tensor:
     ...
 def silu_backward(input: typing.Any, other: typing.Any) -> Tensor:
     ...
+def sim_race_check() -> bool:
+    """
+    Whether the simulator checks kernels for data races (BESSEMER_SIM_RACECHECK, default on).
+    """
+def sim_set_race_check(on: bool) -> None:
+    ...
+def sim_set_shuffle(seed: typing.Any) -> None:
+    ...
+def sim_shuffle() -> typing.Any:
+    """
+    The seed of the simulator's shuffled lane order (BESSEMER_SIM_SHUFFLE), or None when off.
+    """
 def sin(input: Tensor) -> Tensor:
     ...
 def softmax(input: Tensor, dim: typing.SupportsInt | typing.SupportsIndex) -> Tensor:

@@ -97,8 +97,21 @@ class cptr {
   // atomic ones.
   T* check(T* q, uint8_t how, const char* file, int line) const {
     bounds(q);
-    if (r_ && (r_->track & how))
-      race_note(*r_, q, sizeof(T), detail::is_atomic<T>::value ? Access::Atomic : Access::Plain, file, line);
+    if (r_ && (r_->track & how)) {
+      RaceLog* log = r_->log;
+      if (sizeof(T) <= sizeof(RaceEntry::found) && !detail::is_atomic<T>::value && log->next != log->end) {
+        RaceEntry* e = log->next++;
+        e->region = r_;
+        e->addr = reinterpret_cast<const char*>(q);
+        e->file = file;
+        e->line = line;
+        e->size = uint32_t(sizeof(T));
+        e->kind = Access::Plain;
+        __builtin_memcpy(e->found, static_cast<const void*>(q), sizeof(T));
+      } else {
+        race_note(*r_, q, sizeof(T), detail::is_atomic<T>::value ? Access::Atomic : Access::Plain, file, line);
+      }
+    }
     return q;
   }
   T* row(T* q) const {
