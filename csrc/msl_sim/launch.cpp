@@ -182,6 +182,18 @@ void run_kernel(const LaunchSpec& spec) {
     L.buffers[i].track = L.race && !b.constant ? kTrackWritable : 0;
     L.buffers[i].log = L.race ? L.race->log() : nullptr;
   }
+  // Reads through `const device T*` are tracked only where they can race: in buffers bound
+  // overlapping another device buffer (an in-place op whose input and output share memory).
+  for (int i = 0; L.race && i < kMaxBufferSlots; ++i) {
+    Region& a = L.buffers[i];
+    for (int j = i + 1; a.track && j < kMaxBufferSlots; ++j) {
+      Region& b = L.buffers[j];
+      if (b.track && a.base < b.base + b.length && b.base < a.base + a.length) {
+        a.track |= kTrackReadOnly;
+        b.track |= kTrackReadOnly;
+      }
+    }
+  }
   L.arena_storage.reset(new char[kMaxThreadgroupMemory + 64]);
   L.arena = L.arena_storage.get() + (64 - reinterpret_cast<uintptr_t>(L.arena_storage.get()) % 64) % 64;
   CurrentLaunch guard(&L);
