@@ -18,9 +18,10 @@
 // write, else a read. So a store of the value already there counts as a read (it cannot change a
 // result), and fresh threadgroup memory is filled with pseudo-random bytes rather than a fixed
 // poison, so that storing -1 into it is still seen as a write. Tracked: all threadgroup accesses
-// through pointers and arrays; device accesses through `device T*` (not `const device T*`, which
-// cannot write). Not tracked: threadgroup scalars (`threadgroup T x;`, a plain reference), `device
-// T&` parameters.
+// through pointers and arrays; device accesses through `device T*`, and through `const device T*`
+// where the buffer is bound overlapping another (an in-place op on overlapping views): elsewhere
+// const reads cannot race. Not tracked: threadgroup scalars (`threadgroup T x;`, a plain
+// reference), `device T&` parameters.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -112,3 +112,11 @@ using namespace metal;
   threadgroup_barrier(mem_flags::mem_device);
   if (lid > 0) out[lid] = out[0] + lid;
 }
+
+// An in-place shift through two bindings of one buffer (buffer(1) is buffer(0) one element on):
+// thread gid reads element gid and writes element gid + 1, which thread gid + 1 reads. Reads
+// through a const pointer are tracked because the two bindings overlap.
+[[host_name("msl_sim_control_overlapping_copy")]] kernel void overlapping_copy(
+    device const uint* in [[buffer(0)]], device uint* out [[buffer(1)]], uint gid [[thread_position_in_grid]]) {
+  out[gid] = in[gid] + 1;
+}
