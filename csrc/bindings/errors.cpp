@@ -8,6 +8,8 @@ namespace bm::bind {
 void init_errors(py::module_& m) {
   static py::exception<DeviceMismatchError> device_mismatch(m, "DeviceMismatchError", PyExc_RuntimeError);
   static py::exception<UnsupportedError> unsupported(m, "UnsupportedError", PyExc_TypeError);
+  // A data race or uninitialised read that the simulator's race detector found in a kernel.
+  static py::exception<RaceError> race(m, "RaceError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -15,6 +17,8 @@ void init_errors(py::module_& m) {
       py::set_error(device_mismatch, e.what());
     } catch (const UnsupportedError& e) {
       py::set_error(unsupported, e.what());
+    } catch (const RaceError& e) {
+      py::set_error(race, e.what());
     } catch (const ValueError& e) {
       py::set_error(PyExc_ValueError, e.what());
     } catch (const IndexError& e) {

@@ -13,5 +13,6 @@ struct IndexError : Error { using Error::Error; };
 struct TypeError : Error { using Error::Error; };
 struct OutOfMemoryError : Error { using Error::Error; };                           // MemoryError
 struct ZeroDivisionError : Error { using Error::Error; };                          // ZeroDivisionError
+struct RaceError : Error { using Error::Error; };  // bm.RaceError: the simulator's race detector
 
 }  // namespace bm

@@ -37,15 +37,44 @@ struct LaneIds {
   uint32_t threads_per_simdgroup = kSimdWidth;
 };
 
+struct RaceLog;
+
 // A memory area a checked pointer may point into: a bound buffer or a threadgroup allocation.
 struct Region {
   enum Space : uint8_t { Device, Constant, Threadgroup };
   char* base = nullptr;
   size_t length = 0;
   Space space = Device;
+  // Which accesses the race detector records (race.h), set per dispatch: kTrackWritable for
+  // accesses through a `device T*` / `threadgroup T*`, kTrackReadOnly through a const pointer.
+  uint8_t track = 0;
   int index = -1;              // buffer(n) / threadgroup(n); -1 for a threadgroup variable
   const char* name = nullptr;  // the threadgroup variable's name, if any
+  RaceLog* log = nullptr;      // where tracked accesses go
 };
+constexpr uint8_t kTrackReadOnly = 1, kTrackWritable = 2;
+
+// What a checked pointer tells the race detector about one access.
+enum class Access : uint8_t { Plain, Atomic };
+// One access by the running lane, recorded with the bytes it found and its source line (file may
+// be null when the access has no call site, as `*p`); the detector works out at the end of the
+// lane's run whether it was a read or a write (race.cpp).
+struct RaceEntry {
+  const Region* region;
+  const char* addr;
+  const char* file;
+  int line;
+  uint32_t size;
+  Access kind;
+  char found[16];  // the bytes found; larger accesses keep them elsewhere (race_note)
+};
+// The running lane's accesses: pointers append in place while there is room.
+struct RaceLog {
+  RaceEntry* next = nullptr;
+  RaceEntry* end = nullptr;
+};
+// The general case (no room left, a large or an atomic access).
+void race_note(const Region& r, const void* addr, size_t size, Access kind, const char* file, int line);
 
 // A generated trampoline: binds one lane's parameters and calls the kernel.
 using Trampoline = void (*)(const LaneIds&);
@@ -89,6 +118,9 @@ struct SimdLane {
 using SimdCombine = void (*)(SimdLane* lanes);
 void simd_collective(const char* what, SimdCombine combine, const void* in, void* out, uint32_t arg,
                      const char* file, int line);
-void threadgroup_barrier_wait(const char* file, int line);
+// `flags` are metal::mem_flags: only mem_threadgroup orders threadgroup memory for the race
+// detector, only mem_device orders device memory within the threadgroup.
+void threadgroup_barrier_wait(uint32_t flags, const char* file, int line);
+constexpr uint32_t kMemDevice = 1, kMemThreadgroup = 2;
 
 }  // namespace bm::msl

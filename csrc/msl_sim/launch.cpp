@@ -25,14 +25,6 @@ std::string dim(const Dim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
-std::string region_name(const Region& r) {
-  if (r.space == Region::Threadgroup) {
-    if (r.name) return std::string("threadgroup variable '") + r.name + "'";
-    return "threadgroup(" + std::to_string(r.index) + ") memory";
-  }
-  return "buffer(" + std::to_string(r.index) + ")" + (r.space == Region::Constant ? " (set_bytes)" : "");
-}
-
 uint64_t volume(const Dim3& d) { return uint64_t(d.x) * d.y * d.z; }
 
 // Threadgroup memory is one 32 KiB arena per group; allocations are 16-byte aligned like Metal's.
@@ -49,14 +41,22 @@ const Region& allocate(LaunchState& L, size_t size, size_t align, Region proto) 
   proto.base = L.arena + start;
   proto.length = size;
   // Fresh threadgroup memory is undefined on a GPU: poison it (NaN floats, -1 ints) so a kernel
-  // that reads before writing gives visibly wrong results instead of plausible zeros.
-  std::memset(proto.base, 0xff, size);
+  // that reads before writing gives visibly wrong results instead of plausible zeros. The race
+  // detector reports such reads itself and needs a poison no store is likely to repeat.
+  if (L.race) {
+    L.race->poison(proto.base, size);
+    proto.track = kTrackReadOnly | kTrackWritable;
+    proto.log = L.race->log();
+  } else {
+    std::memset(proto.base, 0xff, size);
+  }
   g.regions.push_back(proto);
   return g.regions.back();
 }
 
-void start_group(LaunchState& L, const Dim3& pos, const Dim3& size) {
+void start_group(LaunchState& L, const Dim3& pos, const Dim3& size, uint32_t serial) {
   GroupState& g = L.group;
+  if (L.race) L.race->start_group(serial);
   g.pos = pos;
   g.size = size;
   g.nthreads = size.x * size.y * size.z;
@@ -99,6 +99,14 @@ uint32_t clipped(uint32_t group, uint32_t per_group, uint32_t grid) {
 
 }  // namespace
 
+std::string region_name(const Region& r) {
+  if (r.space == Region::Threadgroup) {
+    if (r.name) return std::string("threadgroup variable '") + r.name + "'";
+    return "threadgroup(" + std::to_string(r.index) + ") memory";
+  }
+  return "buffer(" + std::to_string(r.index) + ")" + (r.space == Region::Constant ? " (set_bytes)" : "");
+}
+
 LaunchState& launch_state() {
   if (!t_launch) throw Error("[msl-sim] a kernel-side function was called outside a running kernel");
   return *t_launch;
@@ -138,44 +146,83 @@ void validate_launch(const LaunchSpec& s) {
                      std::to_string(kMaxThreadgroupMemory));
 }
 
+namespace {
+
+// Runs one lane to its end (kernels without barriers or simd calls); the race detector checks
+// its accesses afterwards, also when it faulted (a race is the likelier root cause).
+void run_lane(LaunchState& L, const LaneIds& id) {
+  L.current = &id;
+  if (!L.race) return L.kernel->fn(id);
+  try {
+    L.kernel->fn(id);
+  } catch (...) {
+    L.race->end_segment(id);
+    throw;
+  }
+  L.race->end_segment(id);
+}
+
+}  // namespace
+
 void run_kernel(const LaunchSpec& spec) {
   validate_launch(spec);
   LaunchState L;
   L.spec = &spec;
   L.kernel = spec.kernel;
   L.fibers = spec.kernel->needs_fibers;
+  L.shuffle = Shuffler::for_dispatch();
+  if (race_check_enabled()) L.race = std::make_unique<RaceDetector>(L);
   for (int i = 0; i < kMaxBufferSlots; ++i) {
     const BufferArg& b = spec.buffers[i];
     L.buffers[i].index = i;
     L.buffers[i].space = b.constant ? Region::Constant : Region::Device;
     L.buffers[i].base = b.set ? b.data : nullptr;
     L.buffers[i].length = b.set ? b.length : 0;
+    // Device writes are checked; constant memory cannot be written.
+    L.buffers[i].track = L.race && !b.constant ? kTrackWritable : 0;
+    L.buffers[i].log = L.race ? L.race->log() : nullptr;
+  }
+  // Reads through `const device T*` are tracked only where they can race: in buffers bound
+  // overlapping another device buffer (an in-place op whose input and output share memory).
+  for (int i = 0; L.race && i < kMaxBufferSlots; ++i) {
+    Region& a = L.buffers[i];
+    for (int j = i + 1; a.track && j < kMaxBufferSlots; ++j) {
+      Region& b = L.buffers[j];
+      if (b.track && a.base < b.base + b.length && b.base < a.base + a.length) {
+        a.track |= kTrackReadOnly;
+        b.track |= kTrackReadOnly;
+      }
+    }
   }
   L.arena_storage.reset(new char[kMaxThreadgroupMemory + 64]);
   L.arena = L.arena_storage.get() + (64 - reinterpret_cast<uintptr_t>(L.arena_storage.get()) % 64) % 64;
   CurrentLaunch guard(&L);
 
   const Dim3& G = spec.threadgroups;
+  const Dim3& T = spec.threads_per_group;
+  // Threadgroups, and the lanes of a plain-loop kernel, run in index order or, shuffled, in a
+  // seeded random order (the fiber scheduler shuffles its own rounds).
+  std::vector<uint32_t> groups, order;
+  const uint64_t ngroups = volume(G);
+  if (L.shuffle.on() && ngroups <= 0xffffffffull) L.shuffle.order(groups, uint32_t(ngroups));
   std::vector<LaneIds> lanes;
-  for (uint32_t gz = 0; gz < G.z; ++gz)
-    for (uint32_t gy = 0; gy < G.y; ++gy)
-      for (uint32_t gx = 0; gx < G.x; ++gx) {
-        const Dim3& T = spec.threads_per_group;
-        Dim3 size{clipped(gx, T.x, spec.grid.x), clipped(gy, T.y, spec.grid.y), clipped(gz, T.z, spec.grid.z)};
-        start_group(L, Dim3{gx, gy, gz}, size);
-        if (L.fibers) {
-          lanes.resize(L.group.nthreads);
-          for (uint32_t i = 0; i < L.group.nthreads; ++i) lanes[i] = lane_ids(spec, L.group, i);
-          run_group_with_fibers(L, lanes);
-        } else {
-          for (uint32_t i = 0; i < L.group.nthreads; ++i) {
-            LaneIds id = lane_ids(spec, L.group, i);
-            L.current = &id;
-            spec.kernel->fn(id);
-          }
-        }
-        L.current = nullptr;
-      }
+  for (uint64_t k = 0; k < ngroups; ++k) {
+    const uint64_t serial = groups.empty() ? k : groups[k];
+    const uint32_t gx = uint32_t(serial % G.x), gy = uint32_t(serial / G.x % G.y), gz = uint32_t(serial / G.x / G.y);
+    Dim3 size{clipped(gx, T.x, spec.grid.x), clipped(gy, T.y, spec.grid.y), clipped(gz, T.z, spec.grid.z)};
+    start_group(L, Dim3{gx, gy, gz}, size, uint32_t(serial));
+    lanes.resize(L.group.nthreads);
+    for (uint32_t i = 0; i < L.group.nthreads; ++i) lanes[i] = lane_ids(spec, L.group, i);
+    if (L.fibers) {
+      run_group_with_fibers(L, lanes);
+    } else if (L.shuffle.on()) {
+      L.shuffle.order(order, L.group.nthreads);
+      for (uint32_t i : order) run_lane(L, lanes[i]);
+    } else {
+      for (const LaneIds& id : lanes) run_lane(L, id);
+    }
+    L.current = nullptr;
+  }
 }
 
 // ---- services for kernel code ----
@@ -215,6 +262,11 @@ const Region& threadgroup_variable(const void* slot, size_t size, size_t align, 
   const Region& r = allocate(L, size, align, proto);
   L.group.variables.emplace_back(slot, &r);
   return r;
+}
+
+void race_note(const Region& r, const void* addr, size_t size, Access kind, const char* file, int line) {
+  LaunchState& L = launch_state();
+  if (L.race) L.race->note(r, addr, size, kind, file, line);
 }
 
 void fail_out_of_bounds(const Region& r, const void* addr, size_t size) {

@@ -30,6 +30,7 @@ struct Lane {
   const void* in = nullptr;
   void* out = nullptr;
   uint32_t arg = 0;
+  uint32_t flags = 0;  // the barrier's mem_flags
   const char* file = "";
   int line = 0;
 };
@@ -38,6 +39,7 @@ struct Scheduler {
   LaunchState* L = nullptr;
   Fiber main;
   std::vector<std::unique_ptr<Lane>> lanes;  // reused by every group on this thread
+  std::vector<uint32_t> order;                // the order of this round (shuffle mode)
   uint32_t n = 0;
   uint32_t current = 0;
 };
@@ -135,6 +137,7 @@ void resolve_stall(Scheduler& s) {
                 "; the other " + std::to_string(done) +
                 " returned without reaching it");
   }
+  if (s.L->race && barrier) s.L->race->barrier(barrier->flags);
   for (uint32_t i = 0; i < s.n; ++i)
     if (s.lanes[i]->state == Lane::AtBarrier) s.lanes[i]->state = Lane::Ready;
 }
@@ -185,12 +188,17 @@ void run_group_with_fibers(LaunchState& L, const std::vector<LaneIds>& ids) {
 
   uint32_t done = 0;
   while (done < s.n) {
-    for (uint32_t i = 0; i < s.n; ++i) {
+    // Each round runs every ready lane until it blocks: in index order, or shuffled per round.
+    L.shuffle.order(s.order, s.n);
+    for (uint32_t i : s.order) {
       Lane& l = *s.lanes[i];
       if (l.state != Lane::Ready) continue;
       s.current = i;
       L.current = l.ids;
       Fiber::switch_to(s.main, l.fiber);
+      // A race found in what the lane just did is reported before its own fault, if it had one
+      // (reading another lane's unfinished data is the likelier root cause).
+      if (L.race) L.race->end_segment(*l.ids);
       if (l.error) std::rethrow_exception(l.error);  // the other lanes are abandoned mid-kernel
       if (l.state == Lane::Done) ++done;
       else if (l.state == Lane::AtSimd) try_simd(s, i / kSimdWidth);
@@ -201,8 +209,9 @@ void run_group_with_fibers(LaunchState& L, const std::vector<LaneIds>& ids) {
   }
 }
 
-void threadgroup_barrier_wait(const char* file, int line) {
+void threadgroup_barrier_wait(uint32_t flags, const char* file, int line) {
   Lane& lane = block(Lane::AtBarrier, "threadgroup_barrier", file, line);
+  lane.flags = flags;
   Fiber::switch_to(lane.fiber, t_sched->main);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "msl_sim/launch.h"
+#include "msl_sim/race.h"
 
 namespace bm::msl {
 
@@ -30,6 +31,8 @@ struct LaunchState {
   char* arena = nullptr;                  // 64-byte aligned start within arena_storage
   const LaneIds* current = nullptr;       // the lane running now, for messages
   bool fibers = false;                    // lanes run as fibers (collectives allowed)
+  std::unique_ptr<RaceDetector> race;     // null when the race detector is off
+  Shuffler shuffle;                       // lane orders (in index order unless shuffling is on)
 };
 
 // The dispatch running on this thread; throws bm::Error when called outside a kernel.
@@ -38,6 +41,8 @@ LaunchState& launch_state();
 // "kernel 'name' (file.metal), thread (x,y,z) in threadgroup (x,y,z)"
 std::string describe_lane(const LaunchState& L);
 std::string describe_kernel(const LaunchState& L);
+// "buffer(2)", "threadgroup variable 'scratch'", "threadgroup(0) memory"
+std::string region_name(const Region& r);
 
 // scheduler.cpp: runs one threadgroup's lanes as fibers.
 void run_group_with_fibers(LaunchState& L, const std::vector<LaneIds>& lanes);

@@ -16,6 +16,7 @@ from . import _core
 from ._core import (
     Device,
     DeviceMismatchError,
+    RaceError,
     Tensor,
     UnsupportedError,
     available_devices,
@@ -49,6 +50,7 @@ from . import (
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
     autograd,
     io,
+    metal_sim,
     models,
     nn,
     optim,

@@ -11,7 +11,35 @@
 #include "msl_sim/abi.h"
 #include "msl_sim/stdlib/vec.h"
 
+namespace metal {
+template <class T>
+struct _atomic;
+}
+
 namespace bm::msl {
+
+// An index that remembers where it was written: `p[i]` converts i to an Index at the call site,
+// so the default arguments name the kernel's source line (the pre-pass keeps #line markers) and
+// the race detector can say where each access happened.
+struct Index {
+  ptrdiff_t i;
+  const char* file;
+  int line;
+  template <class I, std::enable_if_t<std::is_constructible_v<ptrdiff_t, I>, int> = 0>
+  Index(I v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) : i(ptrdiff_t(v)), file(f), line(l) {}
+};
+
+template <class T>
+class cptr;
+template <class T>
+class ptr;
+
+namespace detail {
+template <class T>
+struct is_atomic : std::false_type {};
+template <class T>
+struct is_atomic<metal::_atomic<T>> : std::true_type {};
+}  // namespace detail
 
 template <class T>
 class cptr {
@@ -26,9 +54,14 @@ class cptr {
   template <class U, std::enable_if_t<!std::is_same_v<U, T>, int> = 0>
   explicit cptr(const cptr<U>& o) : p_((T*)(o.raw())), r_(o.region()) {}
 
-  const T& operator[](ptrdiff_t i) const { return *check(p_ + i); }
-  const T& operator*() const { return *check(p_); }
-  const T* operator->() const { return check(p_); }
+  // A row of a multi-dimensional threadgroup array (`As[i][k]`) is a checked pointer itself, so
+  // each element access is checked and recorded on its own.
+  decltype(auto) operator[](Index i) const {
+    if constexpr (std::is_array_v<T>) return cptr<std::remove_extent_t<T>>(*row(p_ + i.i), r_);
+    else return static_cast<const T&>(*check(p_ + i.i, kTrackReadOnly, i.file, i.line));
+  }
+  const T& operator*() const { return *check(p_, kTrackReadOnly, nullptr, 0); }
+  const T* operator->() const { return check(p_, kTrackReadOnly, nullptr, 0); }
   cptr operator+(ptrdiff_t i) const { return cptr(p_ + i, r_); }
   cptr operator-(ptrdiff_t i) const { return cptr(p_ - i, r_); }
   friend cptr operator+(ptrdiff_t i, const cptr& p) { return p + i; }
@@ -51,13 +84,38 @@ class cptr {
   const Region* region() const { return r_; }
 
  protected:
-  T* check(T* q) const {
+  void bounds(T* q) const {
     if (r_) {
       const char* a = reinterpret_cast<const char*>(q);
       if (a < r_->base || size_t(a - r_->base) + sizeof(T) > r_->length) fail_out_of_bounds(*r_, q, sizeof(T));
     } else if (!q) {
       fail_null_pointer(sizeof(T));
     }
+  }
+  // Bounds-checks an access and, when the race detector tracks this kind of access to the region,
+  // records it. MSL allows nothing but atomic functions on atomic types, so those accesses are
+  // atomic ones.
+  T* check(T* q, uint8_t how, const char* file, int line) const {
+    bounds(q);
+    if (r_ && (r_->track & how)) {
+      RaceLog* log = r_->log;
+      if (sizeof(T) <= sizeof(RaceEntry::found) && !detail::is_atomic<T>::value && log->next != log->end) {
+        RaceEntry* e = log->next++;
+        e->region = r_;
+        e->addr = reinterpret_cast<const char*>(q);
+        e->file = file;
+        e->line = line;
+        e->size = uint32_t(sizeof(T));
+        e->kind = Access::Plain;
+        __builtin_memcpy(e->found, static_cast<const void*>(q), sizeof(T));
+      } else {
+        race_note(*r_, q, sizeof(T), detail::is_atomic<T>::value ? Access::Atomic : Access::Plain, file, line);
+      }
+    }
+    return q;
+  }
+  T* row(T* q) const {
+    bounds(q);
     return q;
   }
   T* p_ = nullptr;
@@ -76,9 +134,12 @@ class ptr : public cptr<T> {
   template <class U, std::enable_if_t<!std::is_same_v<U, T>, int> = 0>
   explicit ptr(const ptr<U>& o) : base(static_cast<T*>(static_cast<void*>(o.raw())), o.region()) {}
 
-  T& operator[](ptrdiff_t i) const { return *this->check(this->p_ + i); }
-  T& operator*() const { return *this->check(this->p_); }
-  T* operator->() const { return this->check(this->p_); }
+  decltype(auto) operator[](Index i) const {
+    if constexpr (std::is_array_v<T>) return ptr<std::remove_extent_t<T>>(*this->row(this->p_ + i.i), this->r_);
+    else return static_cast<T&>(*this->check(this->p_ + i.i, kTrackWritable, i.file, i.line));
+  }
+  T& operator*() const { return *this->check(this->p_, kTrackWritable, nullptr, 0); }
+  T* operator->() const { return this->check(this->p_, kTrackWritable, nullptr, 0); }
   ptr operator+(ptrdiff_t i) const { return ptr(this->p_ + i, this->r_); }
   ptr operator-(ptrdiff_t i) const { return ptr(this->p_ - i, this->r_); }
   friend ptr operator+(ptrdiff_t i, const ptr& p) { return p + i; }

@@ -26,7 +26,9 @@ enum class mem_flags : uint32_t {
 };
 constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(uint32_t(a) | uint32_t(b)); }
 
-inline void threadgroup_barrier(mem_flags, BM_MSL_SITE) { bm::msl::threadgroup_barrier_wait(bm_file, bm_line); }
+inline void threadgroup_barrier(mem_flags f, BM_MSL_SITE) {
+  bm::msl::threadgroup_barrier_wait(uint32_t(f), bm_file, bm_line);
+}
 
 using vote_t = ulong;
 struct simd_vote {
