@@ -121,6 +121,12 @@ step "4. fresh venv"
 venv=$work/venv
 rm -rf "$venv" && "$PYTHON" -m venv "${venvopts[@]}" "$venv"
 if [ $offline -eq 1 ]; then
+  # When $PYTHON is itself a venv (the GPU machine's python3 is), --system-site-packages reaches the
+  # base interpreter's packages, not $PYTHON's: a .pth file adds $PYTHON's site-packages after the venv's.
+  "$PYTHON" -c "import site; print('\n'.join(site.getsitepackages()))" \
+    >"$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")/_check_build_parent.pth"
+fi
+if [ $offline -eq 1 ]; then
   # --force-reinstall: else pip sees a bessemer in the system site-packages and installs nothing
   "$venv/bin/pip" install -q --no-index --no-deps --force-reinstall "$whl"
 else

@@ -294,6 +294,14 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
     DType want = cast_input ? compute : (xs[i].is_scalar() ? DType::Bool : xs[i].t->dtype);
     if (xs[i].is_scalar()) t = scalar_tensor(xs[i].s, want, dev);
     else t = xs[i].t->dtype == want ? xs[i].t : cast(xs[i].t, want);
+    // An in-place write whose source overlaps its destination without being the same view
+    // (x[1:].copy_(x[:-1])) reads from a copy, as NumPy does: otherwise the result would depend on
+    // the order the kernel's threads run in, a data race on a GPU.
+    if (out_user && !xs[i].is_scalar() && overlaps_partially(*t, *out_user)) {
+      OpArgs copy_args;
+      copy_args.out_dtype = t->dtype;
+      t = execute(OpId::copy, {Operand(t)}, copy_args, nullptr);
+    }
     if (row.shape_rule == ShapeRule::Elementwise) t = expand_to(t, out_shape);
     call.in[i] = t.get();
     keep_alive[i] = std::move(t);

@@ -53,4 +53,26 @@ void check_inplace_target(const char* op, const Tensor& t) {
                        "tensor refers to a single memory location; clone() it first");
 }
 
+namespace {
+// The byte range [lo, hi) that t's elements span (empty for an empty tensor).
+std::pair<int64_t, int64_t> byte_span(const Tensor& t) {
+  int64_t lo = t.offset, hi = t.offset;
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.shape[i] == 0) return {0, 0};
+    int64_t reach = (t.shape[i] - 1) * t.strides[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  int64_t size = int64_t(itemsize(t.dtype));
+  return {lo * size, (hi + 1) * size};
+}
+}  // namespace
+
+bool overlaps_partially(const Tensor& a, const Tensor& b) {
+  if (a.storage != b.storage) return false;
+  if (a.offset == b.offset && a.shape == b.shape && a.strides == b.strides && a.dtype == b.dtype) return false;
+  auto [alo, ahi] = byte_span(a);
+  auto [blo, bhi] = byte_span(b);
+  return alo < ahi && blo < bhi && alo < bhi && blo < ahi;  // conservative: interleaved views count too
+}
+
 }  // namespace bm

@@ -46,5 +46,9 @@ void check_writable(const char* op, const Tensor& t);
 // check_writable, plus torch's refusal of an in-place write into a tensor several of whose
 // elements share one memory location (a stride of 0 over a dim of size > 1, e.g. from expand()).
 void check_inplace_target(const char* op, const Tensor& t);
+// True when a and b share memory but are not the same view: some element of one sits where a
+// different element of the other does (x[1:] and x[:-1]). An op that reads one while writing the
+// other would then depend on the order its threads run in (a data race on a GPU).
+bool overlaps_partially(const Tensor& a, const Tensor& b);
 
 }  // namespace bm
