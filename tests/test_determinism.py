@@ -145,7 +145,9 @@ def test_training_steps_identical_in_a_fresh_process():
             for o in ("sgd", "adam"):
                 print(d, o, t._digest(t._train_steps(d, o, steps=2)))
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH", "")]))
+    # The child imports the bessemer this process runs (the source tree's or an installed wheel's).
+    pkg_root = os.path.dirname(os.path.dirname(bm.__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_root, os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     there = {tuple(line.split()[:2]): line.split()[2] for line in r.stdout.splitlines()}
