@@ -17,15 +17,16 @@ volatile int g_index = 8;       // one past the 8-element arrays below
 volatile int g_int_max = std::numeric_limits<int>::max();
 void* volatile g_sink = nullptr;
 
+// Pointers through volatile too: UBSan's object-size check must not catch the access before ASan.
 int heap_overflow() {
-  int* p = new int[8];
+  int* volatile p = new int[8];
   int v = p[g_index];  // heap-buffer-overflow
   delete[] p;
   return v;
 }
 
 int use_after_free() {
-  int* p = new int[8];
+  int* volatile p = new int[8];
   p[0] = 1;
   delete[] p;
   return p[g_index - 8];  // heap-use-after-free
