@@ -46,7 +46,8 @@ export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stac
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1"
 export LSAN_OPTIONS="suppressions=$root/tools/lsan.supp:print_suppressions=0"
 export PYTHONMALLOC=malloc
-export PYTHONPATH="$pkg:$root/tests"
+# tools/sanitize/sitecustomize.py: what numpy and torch allocate while they are imported is not a leak.
+export PYTHONPATH="$root/tools/sanitize:$pkg:$root/tests"
 # The interpreter itself, not a wrapper script (pyenv's shim is bash, which leaks at exit).
 py=$(python -c "import sys; print(sys.executable)")
 san_python() { LD_PRELOAD="$preload" "$py" "$@"; }
