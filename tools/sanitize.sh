@@ -45,12 +45,13 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:detect_odr_violation=2:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1"
 export LSAN_OPTIONS="suppressions=$root/tools/lsan.supp:print_suppressions=0"
-export PYTHONMALLOC=malloc
 # tools/sanitize/sitecustomize.py: what third-party modules allocate while imported is not a leak.
-export PYTHONPATH="$root/tools/sanitize:$pkg:$root/tests"
-# The interpreter itself, not a wrapper script (pyenv's shim is bash, which leaks at exit).
+# The interpreter itself, not a wrapper script (pyenv's shim is bash, which leaks at exit). Its
+# environment reaches the Python processes the tests start.
 py=$(python -c "import sys; print(sys.executable)")
-san_python() { LD_PRELOAD="$preload" "$py" "$@"; }
+san_python() {
+  LD_PRELOAD="$preload" PYTHONMALLOC=malloc PYTHONPATH="$root/tools/sanitize:$pkg:$root/tests" "$py" "$@"
+}
 
 # ---- controls: each deliberate fault must be reported and must fail its process ----
 step "controls"

@@ -48,4 +48,5 @@ def _import(name, globals=None, locals=None, fromlist=(), level=0):
         _lsan.__lsan_enable()
 
 
-builtins.__import__ = _import
+if hasattr(_lsan, "__lsan_disable"):  # only in an interpreter started with the runtime preloaded
+    builtins.__import__ = _import
