@@ -9,12 +9,14 @@
 
 #ifdef __METAL_VERSION__
 typedef int bm_i32;
+typedef uint bm_u32;
 inline bm_i32 bm_float_bits(float x) { return metal::as_type<int>(x); }
 inline float bm_bits_float(bm_i32 b) { return metal::as_type<float>(b); }
 #else
 #include <cstdint>
 #include <cstring>
 typedef int32_t bm_i32;
+typedef uint32_t bm_u32;
 inline bm_i32 bm_float_bits(float x) { bm_i32 b; std::memcpy(&b, &x, 4); return b; }
 inline float bm_bits_float(bm_i32 b) { float x; std::memcpy(&x, &b, 4); return x; }
 #endif
@@ -40,9 +42,11 @@ inline float bm_exp_f32(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  // Scale by 2^k as 2^k1 * 2^k2 so each factor is a normal float for k in [-150, 128].
+  // Scale by 2^k as 2^k1 * 2^k2 so each factor is a normal float for k in [-150, 128]. For a NaN
+  // input k is garbage (the result is NaN through p anyway): the exponent is shifted as unsigned
+  // bits, since shifting a negative int left is undefined in C++ (UBSan found it).
   const bm_i32 k1 = k >> 1, k2 = k - k1;
-  return p * bm_bits_float((k1 + 127) << 23) * bm_bits_float((k2 + 127) << 23);
+  return p * bm_bits_float(bm_i32(bm_u32(k1 + 127) << 23)) * bm_bits_float(bm_i32(bm_u32(k2 + 127) << 23));
 }
 
 #endif

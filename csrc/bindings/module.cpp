@@ -2,6 +2,9 @@
 #include "core/errors.h"
 #include "core/parallel.h"
 #include "cpu/blas_threads.h"
+#ifdef BESSEMER_SANITIZE
+#include "core/sanitizer_control.h"
+#endif
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "bessemer C++ core";
@@ -36,6 +39,9 @@ PYBIND11_MODULE(_core, m) {
 #endif
     d["compiler"] = __VERSION__;
     d["threads"] = bm::num_threads();
+#ifdef BESSEMER_SANITIZE
+    d["sanitize"] = BESSEMER_SANITIZE;
+#endif
     return d;
   });
   m.def("get_num_threads", &bm::num_threads);
@@ -45,4 +51,8 @@ PYBIND11_MODULE(_core, m) {
     bm::cpu::set_blas_threads(n);
   }, py::arg("n"));
   m.def("_blas_threads", &bm::cpu::blas_threads);
+#ifdef BESSEMER_SANITIZE
+  // Sanitizer builds only: a deliberate fault, so tools/sanitize.sh can prove reports fail the run.
+  m.def("_sanitizer_control", &bm::sanitizer_control, py::arg("kind"));
+#endif
 }

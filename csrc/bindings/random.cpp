@@ -21,16 +21,19 @@ Generator* gen_arg(const py::object& g) { return g.is_none() ? nullptr : g.cast<
 }  // namespace
 
 void init_random(py::module_& m) {
-  py::class_<Generator, std::unique_ptr<Generator, py::nodelete>>(m, "_Generator")
+  // Held by shared_ptr: a generator made by bm.Generator is freed with its Python object (it used to
+  // be held by a nodelete pointer and leaked, found by LeakSanitizer); a device's default generator
+  // lives for the whole process and is handed out with a deleter that does nothing.
+  py::class_<Generator, std::shared_ptr<Generator>>(m, "_Generator")
       .def_property_readonly("device", [](const Generator& g) { return device_object(g.device); })
       .def("manual_seed", [](Generator& g, const py::int_& s) { g.manual_seed(seed_arg(s)); })
       .def("initial_seed", &Generator::seed)
       .def("get_offset", &Generator::offset)
       .def("set_offset", &Generator::set_offset);
-  m.def("_new_generator", [](const py::object& d) { return new Generator(device_arg(d)); },
-        py::return_value_policy::take_ownership);
-  m.def("default_generator", [](const py::object& d) { return &default_generator(device_arg(d)); },
-        py::return_value_policy::reference);
+  m.def("_new_generator", [](const py::object& d) { return std::make_shared<Generator>(device_arg(d)); });
+  m.def("default_generator", [](const py::object& d) {
+    return std::shared_ptr<Generator>(&default_generator(device_arg(d)), [](Generator*) {});
+  });
   m.def("manual_seed", [](const py::int_& s) { manual_seed_all(seed_arg(s)); }, py::arg("seed"));
   m.def("uniform_", [](const TensorPtr& t, double lo, double hi, const py::object& g) { uniform_(t, lo, hi, gen_arg(g)); return t; },
         py::arg("tensor"), py::arg("low") = 0.0, py::arg("high") = 1.0, py::arg("generator") = py::none());

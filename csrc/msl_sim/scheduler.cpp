@@ -60,7 +60,7 @@ void lane_main(int index) {
     lane.error = std::current_exception();
   }
   lane.state = Lane::Done;
-  Fiber::switch_to(lane.fiber, s.main);  // never resumed
+  Fiber::exit_to(lane.fiber, s.main);  // never resumed
 }
 
 std::string site(const char* file, int line) { return std::string(file) + ":" + std::to_string(line); }

@@ -132,8 +132,23 @@ struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
   friend constexpr vec operator OP(T a, const vec& b) { return vec(a) OP b; }                      \
   constexpr vec& operator OP##=(const vec& b) { return *this = *this OP b; }
   BM_VEC_BINOP(+) BM_VEC_BINOP(-) BM_VEC_BINOP(*) BM_VEC_BINOP(/) BM_VEC_BINOP(%)
-  BM_VEC_BINOP(&) BM_VEC_BINOP(|) BM_VEC_BINOP(^) BM_VEC_BINOP(<<) BM_VEC_BINOP(>>)
+  BM_VEC_BINOP(&) BM_VEC_BINOP(|) BM_VEC_BINOP(^) BM_VEC_BINOP(>>)
 #undef BM_VEC_BINOP
+  // A GPU shifts the bits of a negative integer left like any other; C++17 calls that undefined
+  // (UBSan reports it), so signed components shift as their unsigned bits.
+  friend constexpr vec operator<<(const vec& a, const vec& b) {
+    detail::comps<T, N> c{};
+    for (int i = 0; i < N; ++i) {
+      if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+        c.v[i] = T(std::make_unsigned_t<T>(a.d[i]) << b.d[i]);
+      else
+        c.v[i] = T(a.d[i] << b.d[i]);
+    }
+    return vec(c);
+  }
+  friend constexpr vec operator<<(const vec& a, T b) { return a << vec(b); }
+  friend constexpr vec operator<<(T a, const vec& b) { return vec(a) << b; }
+  constexpr vec& operator<<=(const vec& b) { return *this = *this << b; }
 
 #define BM_VEC_CMP(OP)                                                                             \
   friend constexpr vec<bool, N> operator OP(const vec& a, const vec& b) {                          \
