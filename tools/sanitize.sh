@@ -149,18 +149,20 @@ selection=(
 [ $# -gt 0 ] && selection=("$@")
 step "pytest"
 # -p lsan_pytest: the leak check at session end (tools/sanitize/lsan_pytest.py says why).
-# test_io.py compares against safetensors, whose Rust extension leaks ints (tools/lsan.supp): its
-# allocations are recorded with full stacks (slow, so for that file only) to let the suppression
-# name the extension and nothing else.
-io=()
-rest=()
-for arg in "${selection[@]}"; do
-  case "$arg" in tests/test_io.py) io+=("$arg") ;; *) rest+=("$arg") ;; esac
-done
-if [ ${#io[@]} -gt 0 ]; then
-  ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
-    san_python -m pytest -q -p no:cacheprovider -p lsan_pytest --capture=sys "${io[@]}"
+# The io tests compare against safetensors, whose Rust extension leaks ints (tools/lsan.supp): their
+# allocations are recorded with full stacks (slow, so for those files only) to let the suppression
+# name the extension and nothing else. Arguments given on the command line run as they are.
+run_pytest() { san_python -m pytest -q -p no:cacheprovider -p lsan_pytest --capture=sys "$@"; }
+if [ $# -gt 0 ]; then
+  ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" run_pytest "${selection[@]}"
+else
+  io=()
+  rest=()
+  for arg in "${selection[@]}"; do
+    case "$arg" in tests/test_io.py | tests/test_io_malformed.py) io+=("$arg") ;; *) rest+=("$arg") ;; esac
+  done
+  ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" run_pytest "${io[@]}"
+  run_pytest "${rest[@]}"
 fi
-san_python -m pytest -q -p no:cacheprovider -p lsan_pytest --capture=sys "${rest[@]}"
 check_logs
 step "done"
