@@ -85,6 +85,9 @@ expect_report "python use-after-free" "ERROR: AddressSanitizer: heap-use-after-f
 expect_report "python leak" "$leak_site" py_ctl_torch leak
 expect_report "python signed-overflow" "runtime error: signed integer overflow" py_ctl signed-overflow
 expect_report "python fiber-stack" "AddressSanitizer: stack-buffer-overflow" py_ctl fiber-stack
+# A leak inside a pytest session, found by the session-end check the pytest run below uses.
+expect_report "pytest leak" "$leak_site" san_python -m pytest -q -p no:cacheprovider -p lsan_pytest \
+  tools/sanitize/control/test_leak_control.py
 
 # The fibers' announcements to ASan (csrc/msl_sim/fiber.cpp): without them an exception thrown on a
 # lane's stack leaves ASan unable to clear that stack, and it says so. Switched off, the simulator's
@@ -145,6 +148,21 @@ selection=(
 )
 [ $# -gt 0 ] && selection=("$@")
 step "pytest"
-san_python -m pytest -q -p no:cacheprovider --capture=sys "${selection[@]}"
+# -p lsan_pytest: the leak check at session end (tools/sanitize/lsan_pytest.py says why).
+# The io tests compare against safetensors, whose Rust extension leaks ints (tools/lsan.supp): their
+# allocations are recorded with full stacks (slow, so for those files only) to let the suppression
+# name the extension and nothing else. Arguments given on the command line run as they are.
+run_pytest() { san_python -m pytest -q -p no:cacheprovider -p lsan_pytest --capture=sys "$@"; }
+if [ $# -gt 0 ]; then
+  ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" run_pytest "${selection[@]}"
+else
+  io=()
+  rest=()
+  for arg in "${selection[@]}"; do
+    case "$arg" in tests/test_io.py | tests/test_io_malformed.py) io+=("$arg") ;; *) rest+=("$arg") ;; esac
+  done
+  ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" run_pytest "${io[@]}"
+  run_pytest "${rest[@]}"
+fi
 check_logs
 step "done"
