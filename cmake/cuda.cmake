@@ -12,7 +12,7 @@ file(GLOB BESSEMER_CUDA_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_SOURCE_DIR}/csrc/cuda/*.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/csrc/metal/runtime_cuda.cpp)
 target_sources(bessemer_core PRIVATE ${BESSEMER_CUDA_SOURCES})
-target_include_directories(bessemer_core PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_include_directories(bessemer_core PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(bessemer_core PUBLIC BESSEMER_HAVE_CUDA)
 target_link_libraries(bessemer_core PUBLIC ${CMAKE_DL_LIBS})
 

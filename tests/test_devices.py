@@ -2,6 +2,10 @@
 wait, transfers both ways, and device mismatches that are errors (checked first, even for empty
 tensors) rather than wrong answers."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -21,7 +25,7 @@ def test_handles_are_interned(dev):
     kind = dev.split(":")[0]
     assert bm.device(kind) is bm.device(dev) is bm.device(f"{kind}:0")
     assert bm.zeros(1, device=kind).device is bm.device(dev)
-    with pytest.raises(RuntimeError, match=rf"\[device\] '{kind}:1' is not available. Available devices: cpu"):
+    with pytest.raises(RuntimeError, match=rf"\[device\] '{kind}:1' is not available(: [^.]*)?\. Available devices: cpu"):
         bm.device(f"{kind}:1")
 
 
@@ -31,6 +35,37 @@ def test_metal_without_a_gpu_names_the_available_devices():
         return
     with pytest.raises(RuntimeError, match=r"no Metal runtime.*Available devices: cpu, metal-sim:0"):
         bm.device("metal")
+
+
+def test_cuda_is_listed_or_says_why_not():
+    if "cuda:0" in DEVICES:
+        assert bm.device("cuda") is bm.device("cuda:0")
+        assert bm.device("cuda").type == "cuda"
+        return
+    why = "this build has no CUDA target" if "none" in _core.build_info()["cuda"] else "NVIDIA driver"
+    with pytest.raises(RuntimeError, match=rf"\[device\] 'cuda' is not available: .*{why}.*Available devices: cpu"):
+        bm.device("cuda")
+    with pytest.raises(RuntimeError, match=r"\[device\] 'cuda:3' is not available: "):
+        bm.device("cuda:3")
+
+
+def test_cuda_without_a_driver_says_which_library_it_tried():
+    """A machine without an NVIDIA driver: the error says what was looked for, in every build."""
+    code = (
+        "import bessemer as bm\n"
+        "assert not any(d.type == 'cuda' for d in bm.available_devices())\n"
+        "try:\n    bm.device('cuda')\nexcept RuntimeError as e:\n    print(e)\n"
+    )
+    here = os.path.dirname(os.path.dirname(bm.__file__))  # the bessemer this suite imported
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, BESSEMER_CUDA_DRIVER="/nonexistent/libcuda.so.1", PYTHONPATH=path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    if "none" in _core.build_info()["cuda"]:
+        assert "this build has no CUDA target" in out.stdout
+    else:
+        assert "no NVIDIA driver: cannot load /nonexistent/libcuda.so.1" in out.stdout, out.stdout
+    assert "Available devices: cpu, metal-sim:0" in out.stdout
 
 
 @pytest.mark.parametrize("dev", GPUS)

@@ -15,13 +15,14 @@ void warn(const std::string& message) {
 
 // Every device type, available here or not: the docs table lists metal on Linux too.
 constexpr std::pair<DeviceType, const char*> kTypes[] = {
-    {DeviceType::CPU, "cpu"}, {DeviceType::MetalSim, "metal-sim"}, {DeviceType::Metal, "metal"}};
+    {DeviceType::CPU, "cpu"}, {DeviceType::MetalSim, "metal-sim"}, {DeviceType::Metal, "metal"},
+    {DeviceType::Cuda, "cuda"}};
 
 DeviceType device_type_arg(const std::string& type) {
   for (auto& [t, name] : kTypes)
     if (type == name) return t;
   throw ValueError("[_set_nondeterministic_for_testing] unknown device type '" + type +
-                   "'; expected cpu, metal-sim or metal");
+                   "'; expected cpu, metal-sim, metal or cuda");
 }
 
 OpId op_arg(const std::string& name) {

@@ -2,6 +2,9 @@
 #include "core/errors.h"
 #include "core/parallel.h"
 #include "cpu/blas_threads.h"
+#ifdef BESSEMER_HAVE_CUDA
+#include "cuda/driver.h"
+#endif
 #ifdef BESSEMER_SANITIZE
 #include "core/sanitizer_control.h"
 #endif
@@ -36,6 +39,11 @@ PYBIND11_MODULE(_core, m) {
     d["metal"] = "metal-cpp runtime (device 'metal' when a GPU is present) and the simulator";
 #else
     d["metal"] = "simulator only (no Metal runtime in this build)";
+#endif
+#ifdef BESSEMER_HAVE_CUDA
+    d["cuda"] = "CUDA target (device 'cuda' when an NVIDIA GPU is present): " + bm::cuda::driver_status();
+#else
+    d["cuda"] = "none (no CUDA target in this build)";
 #endif
     d["compiler"] = __VERSION__;
     d["threads"] = bm::num_threads();

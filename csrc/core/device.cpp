@@ -5,6 +5,9 @@
 
 #include "core/backend.h"
 #include "core/errors.h"
+#ifdef BESSEMER_HAVE_CUDA
+#include "cuda/driver.h"
+#endif
 
 namespace bm {
 
@@ -44,6 +47,16 @@ void ensure_cpu() {
   r.devices.push_back(std::move(dev));
   r.backends.push_back(std::move(be));
   register_metal_devices();
+}
+
+// Why no "cuda" device is listed (only asked when none is).
+std::string cuda_unavailable_reason() {
+#ifdef BESSEMER_HAVE_CUDA
+  if (!cuda::driver()) return cuda::driver_status();
+  return "no NVIDIA GPU with concurrent managed memory access (bessemer's CUDA buffers need it: Linux, Pascal or newer)";
+#else
+  return "this build has no CUDA target (built without a CUDA toolkit, or with BESSEMER_CUDA=OFF)";
+#endif
 }
 
 std::string available_list() {
@@ -99,9 +112,9 @@ Device* get_device(const std::string& spec) {
     if (has_index && index != 0) throw ValueError("[device] there is only one cpu device; got '" + spec + "'");
     return registry().cpu;
   }
-  if (type != "metal" && type != "metal-sim")
+  if (type != "metal" && type != "metal-sim" && type != "cuda")
     throw ValueError("[device] unknown device type '" + type + "' in '" + spec +
-                     "'; expected cpu, metal or metal-sim. Available devices: " + available_list());
+                     "'; expected cpu, metal, metal-sim or cuda. Available devices: " + available_list());
   for (auto& d : registry().devices)
     if (d->type_name == type && d->index == index) return d.get();
   if (type == "metal") {
@@ -113,6 +126,15 @@ Device* get_device(const std::string& spec) {
 #else
     std::string why = "this build has no Metal runtime (Metal needs macOS on Apple hardware)";
 #endif
+    throw Error("[device] '" + spec + "' is not available: " + why + ". Available devices: " + available_list());
+  }
+  if (type == "cuda") {
+    int gpus = 0;
+    for (auto& d : registry().devices) gpus += d->type_name == "cuda";
+    std::string why = gpus == 1  ? std::string("this machine has one NVIDIA GPU, cuda:0")
+                      : gpus > 1 ? "this machine has " + std::to_string(gpus) + " NVIDIA GPUs, cuda:0 to cuda:" +
+                                       std::to_string(gpus - 1)
+                                 : cuda_unavailable_reason();
     throw Error("[device] '" + spec + "' is not available: " + why + ". Available devices: " + available_list());
   }
   throw Error("[device] '" + spec + "' is not available. Available devices: " + available_list());

@@ -8,17 +8,17 @@ namespace bm {
 
 class Backend;
 
-enum class DeviceType { CPU, Metal, MetalSim };
+enum class DeviceType { CPU, Metal, MetalSim, Cuda };
 
 struct Device {
   DeviceType type;
   int index;         // -1 for cpu, as torch prints no index for it
-  std::string name;  // "cpu", "metal:0", "metal-sim:0"
-  std::string type_name;  // "cpu", "metal", "metal-sim"
+  std::string name;  // "cpu", "metal:0", "metal-sim:0", "cuda:0"
+  std::string type_name;  // "cpu", "metal", "metal-sim", "cuda"
   Backend* backend;
 };
 
-// Parses "cpu", "metal", "metal:0", "metal-sim", "metal-sim:0". Unknown or unavailable devices
+// Parses "cpu", "metal", "metal:0", "metal-sim", "metal-sim:0", "cuda", "cuda:1". Unknown or unavailable devices
 // raise an error that lists the devices that are available.
 Device* get_device(const std::string& spec);
 Device* cpu_device();

@@ -229,7 +229,8 @@ std::string MetalBackend::description() const {
 
 namespace bm {
 
-// Called once by the device registry: the simulator always, the real GPU when this build has it.
+// Called once by the device registry: the simulator always, the real GPU and NVIDIA GPUs when this
+// build has them.
 void register_metal_devices() {
 #ifdef BESSEMER_HAVE_METAL
   if (auto rt = metal::make_metal_runtime())
@@ -237,6 +238,11 @@ void register_metal_devices() {
 #endif
   register_device(DeviceType::MetalSim, 0, "metal-sim",
                   std::make_unique<metal::MetalBackend>(metal::make_sim_runtime(), "Metal simulator"));
+#ifdef BESSEMER_HAVE_CUDA
+  for (int i = 0, n = metal::cuda_device_count(); i < n; ++i)
+    register_device(DeviceType::Cuda, i, "cuda",
+                    std::make_unique<metal::MetalBackend>(metal::make_cuda_runtime(i), "NVIDIA GPU"));
+#endif
 }
 
 }  // namespace bm

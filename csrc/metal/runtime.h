@@ -1,7 +1,8 @@
 // The only door to the GPU. The Metal backend (csrc/metal/*.cpp) talks to a device through this
-// interface and nothing else; two implementations sit behind it:
+// interface and nothing else; three implementations sit behind it:
 //   runtime_metal.cpp — metal-cpp, Apple only (one MTL::Device and one command queue per device);
-//   runtime_sim.cpp   — the MSL simulator: shaders compiled as C++, run on the host.
+//   runtime_sim.cpp   — the MSL simulator: shaders compiled as C++, run on the host;
+//   runtime_cuda.cpp  — NVIDIA GPUs: the shaders translated to CUDA, compiled by NVRTC.
 // No metal-cpp type appears here, so everything above this line builds and is tested on Linux.
 //
 // The model mirrors Metal's: shared-storage buffers the host reads and writes directly; compute
@@ -90,6 +91,13 @@ class Runtime {
 
 // The simulator (device "metal-sim"); available on every platform.
 std::unique_ptr<Runtime> make_sim_runtime();
+
+#ifdef BESSEMER_HAVE_CUDA
+// NVIDIA GPU `ordinal` through the CUDA driver and NVRTC (runtime_cuda.cpp).
+std::unique_ptr<Runtime> make_cuda_runtime(int ordinal);
+// GPUs the CUDA runtime can drive (0 without a driver; see cuda/driver.h for why).
+int cuda_device_count();
+#endif
 
 #ifdef BESSEMER_HAVE_METAL
 // The system's default GPU through metal-cpp (runtime_metal.cpp); nullptr if there is none.
