@@ -61,6 +61,14 @@ class CudaBuffer final : public Buffer {
  public:
   CudaBuffer(Device& d, size_t length) : length_(length) {
     d.current();
+    // Managed memory can be oversubscribed, and a GPU asked for more than it has can stall (not
+    // only this process): refuse what does not fit in free device memory, with a margin.
+    size_t free_bytes = 0, total_bytes = 0;
+    check(drv().cuMemGetInfo_(&free_bytes, &total_bytes), "cuMemGetInfo");
+    constexpr size_t kMargin = size_t(256) << 20;
+    if (length + kMargin > free_bytes)
+      throw OutOfMemoryError("[cuda] cannot allocate a buffer of " + std::to_string(length) + " bytes on " + d.name +
+                             ": " + std::to_string(free_bytes) + " bytes of its memory are free");
     CUresult r = drv().cuMemAllocManaged_(&ptr_, length, CU_MEM_ATTACH_GLOBAL);
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
       throw OutOfMemoryError("[cuda] cannot allocate a buffer of " + std::to_string(length) + " bytes on " + d.name);
