@@ -282,7 +282,7 @@ def generate(path, root, include_dirs, target="sim"):
     rel = os.path.relpath(path, root)
     ns = namespace_of(path, root)
     if target == "cuda":
-        return generate_cuda(Pass, text, rel, ns, root)
+        return generate_cuda(Pass, text, rel, ns)
     src = Source(text, line_map_of(text))
     body = Pass(src, "sim", ns).run()
     return (
