@@ -205,6 +205,20 @@ def test_a_good_source_compiles_and_resolves(nvrtc, tmp_path):
         assert is_cubin == cubin and size > 0 and "bm_cuda_tramp_ok" in lowered[expr]
 
 
+def test_the_whole_stand_in_compiles(nvrtc, tmp_path):
+    """tests/cuda/stand_in.metal calls everything the stand-in offers (the shaders use a part)."""
+    (tmp_path / "shaders").mkdir()
+    path = tmp_path / "shaders" / "stand_in.metal"
+    path.write_text((ROOT / "tests" / "cuda" / "stand_in.metal").read_text())
+    text = prepass.generate(str(path), str(tmp_path), [], target="cuda")
+    ns = prepass.namespace_of(str(path), str(tmp_path))
+    exprs = [f"&{ns}::bm_cuda_tramp_cov<{t}>" for t in ("float", "half", "bfloat")]
+    for arch in ("sm_90", "compute_80"):
+        _, size, lowered, log = _core._cuda_compile_source("shaders/stand_in.metal", text, arch, exprs)
+        assert size > 0 and sorted(lowered) == sorted(exprs)
+        assert "warning" not in log, log
+
+
 def test_options_are_strict_ieee(nvrtc):
     opts = _core._cuda_nvrtc_options("sm_90")
     for o in ("-default-device", "--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-arch=sm_90"):

@@ -104,17 +104,16 @@ T reduce(const T& x, Op op) {
   return v[0];
 }
 
-// Scans over the active lanes in lane order (each lane gathers the values below it).
+// Scans over the active lanes in lane order. Every lane takes part in all 32 shuffles (a lane
+// leaving the loop early would leave its peers' __shfl_sync waiting for it).
 template <class T, bool Inclusive, bool Product>
 T scan(const T& x) {
   const uint mask = __activemask(), lane = lane_id();
   T acc = T(Product ? 1 : 0);
   for (int i = 0; i < W; ++i) {
     T o = shfl(x, i, mask);
-    if (!((mask >> i) & 1u)) continue;
-    if (uint(i) == lane && !Inclusive) break;
-    acc = T(Product ? acc * o : acc + o);
-    if (uint(i) == lane) break;
+    const bool take = ((mask >> i) & 1u) && (Inclusive ? uint(i) <= lane : uint(i) < lane);
+    if (take) acc = T(Product ? acc * o : acc + o);
   }
   return acc;
 }
