@@ -105,10 +105,14 @@ def test_plain_kernel_gets_trampoline_and_registration(tmp_path):
         "::bm::msl::attr<uint2>(bm_ids.thread_position_in_grid), "
         "::bm::msl::attr<ushort>(bm_ids.thread_index_in_simdgroup))" in out
     )
-    assert 'KernelRegistration bm_msl_reg_add("add", &bm_msl_tramp_add, false, 0, "k.metal")' in out
+    # The CUDA name expression and parameter layout ride along (csrc/cuda/abi.h).
     assert (
-        'KernelRegistration bm_msl_reg_mul("mul_f32", &bm_msl_tramp_mul, false, 128, "k.metal")'
-        in out
+        'KernelRegistration bm_msl_reg_add("add", &bm_msl_tramp_add, false, 0, "k.metal", '
+        '"&bm_msl_k_91a66235::bm_cuda_tramp_add", "L p0 p1")' in out
+    )
+    assert (
+        'KernelRegistration bm_msl_reg_mul("mul_f32", &bm_msl_tramp_mul, false, 128, "k.metal", '
+        '"&bm_msl_k_91a66235::bm_cuda_tramp_mul", "L p3")' in out
     )
 
 
@@ -147,7 +151,8 @@ def test_template_kernel_instantiated_from_a_macro(tmp_path):
     )
     assert (
         "static const ::bm::msl::KernelRegistration BM_MSL_CAT(bm_msl_reg_, __COUNTER__)"
-        '("fill_" #NAME, &bm_msl_tramp_fill<T, 3>, false, 0, "k.metal");\nFOR_TYPES(INST)' in out
+        '("fill_" #NAME, &bm_msl_tramp_fill<T, 3>, false, 0, "k.metal", '
+        'BM_MSL_STR(&bm_msl_k_91a66235::bm_cuda_tramp_fill<T, 3>), "L p0");\nFOR_TYPES(INST)' in out
     )
     assert '#line 1 "types.h"' in out and "#pragma once" not in out
 

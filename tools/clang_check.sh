@@ -7,7 +7,7 @@ blas_inc=$(python -c "import scipy_openblas32 as s; print(s.get_include_dir())")
 py_inc=$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 pyb_inc=$(python -c "import pybind11; print(pybind11.get_include())")
 status=0
-for f in csrc/core/*.cpp csrc/autograd/*.cpp csrc/cpu/*.cpp csrc/metal/*.cpp csrc/msl_sim/*.cpp csrc/bindings/*.cpp; do
+for f in csrc/core/*.cpp csrc/autograd/*.cpp csrc/cpu/*.cpp csrc/metal/*.cpp csrc/msl_sim/*.cpp csrc/cuda/*.cpp csrc/bindings/*.cpp; do
   case "$f" in *runtime_metal.cpp) continue ;; esac  # checked against metal-cpp by tools/metal_check
   if ! clang++ -std=c++17 -fsyntax-only -Wno-unknown-attributes -Icsrc -Ishaders -I"$blas_inc" -I"$py_inc" \
       -I"$pyb_inc" -DBESSEMER_BLAS_SCIPY_OPENBLAS -DBESSEMER_VERSION='"check"' -DBESSEMER_BLAS_NAME='"check"' \

@@ -29,6 +29,7 @@ void init_backward(py::module_& m);  // backward.cpp: _core._<op>_backward (h2)
 void init_optim(py::module_& m);  // optim.cpp
 void init_index(py::module_& m);  // index.cpp
 void init_memory(py::module_& m);  // memory.cpp
+void init_cuda_compile(py::module_& m);  // cuda_compile.cpp: the CUDA target's compile check
 void init_threads(py::module_& m);  // threads.cpp: GIL release in kernels and device waits
 void init_determinism(py::module_& m);  // determinism.cpp
 

@@ -85,12 +85,18 @@ struct KernelInfo {
   bool needs_fibers;     // calls barriers or simd collectives (directly or through helpers)
   uint32_t max_threads;  // [[max_total_threads_per_threadgroup(n)]], else kMaxThreadsPerGroup
   const char* source;    // the .metal file, for messages
+  // The CUDA target (csrc/cuda/abi.h, docs/cuda.md): the NVRTC name expression of the kernel's
+  // __global__ trampoline in the CUDA translation of `source`, e.g.
+  // "&bm_msl_copy_1a2b3c4d::bm_cuda_tramp_copy_strided<float>", and its parameter layout
+  // ("L p0 p1 v2").
+  const char* cuda_name;
+  const char* cuda_params;
 };
 
 // Generated code declares one static KernelRegistration per kernel instantiation.
 struct KernelRegistration {
   KernelRegistration(const char* host_name, Trampoline fn, bool needs_fibers, uint32_t max_threads,
-                     const char* source);
+                     const char* source, const char* cuda_name, const char* cuda_params);
 };
 
 // ---- services the dispatcher provides to kernel code (defined in launch.cpp / scheduler.cpp) ----

@@ -75,6 +75,7 @@ class KernelPass:
         return binds
 
     def parse_param(self, a, b, kname):
+        """One kernel parameter: {kind: buffer|threadgroup|attr, arg, type, name, by_value}."""
         s = self.s
         attrs = [k for k in range(a, b) if k in self.attr_end]
         if not attrs:
@@ -84,19 +85,43 @@ class KernelPass:
             )
         name_k = max(k for k in range(a, attrs[0]) if s.tok(k).kind == "id")
         type_text = s.join(a, name_k)
+        raw = [s.text(k) for k in range(a, name_k)]
         content = self.attr_content(attrs[0])
         for ak in attrs:
             s.replace(ak, self.attr_end[ak], "")
         m = re.match(r"^(buffer|threadgroup)\((.*)\)$", content)
+        param = {"type": type_text, "name": s.text(name_k)}
         if m:
-            fn = "bind_buffer" if m.group(1) == "buffer" else "bind_threadgroup"
-            return f"::bm::msl::{fn}<{type_text}>({m.group(2)})"
+            # `constant T&` is passed by value on CUDA (csrc/cuda/abi.h); pointers and `device T&`
+            # as device pointers.
+            by_value = raw[-1:] == ["&"] and "device" not in raw
+            param.update(kind=m.group(1), arg=m.group(2), by_value=by_value)
+            if not re.match(r"^\d+$", m.group(2)):
+                s.error(a, f"kernel '{kname}': [[{content}]] needs a literal index")
+            return param
         if content in POSITION_ATTRS:
-            return f"::bm::msl::attr<{type_text}>(bm_ids.{POSITION_ATTRS[content]})"
+            param.update(kind="attr", arg=POSITION_ATTRS[content])
+            return param
         s.error(
             a,
             f"kernel '{kname}': parameter attribute [[{content}]] is not supported by the simulator",
         )
+
+    @staticmethod
+    def sim_binding(p):
+        if p["kind"] == "attr":
+            return f"::bm::msl::attr<{p['type']}>(bm_ids.{p['arg']})"
+        fn = "bind_buffer" if p["kind"] == "buffer" else "bind_threadgroup"
+        return f"::bm::msl::{fn}<{p['type']}>({p['arg']})"
+
+    @staticmethod
+    def cuda_params(params):
+        """KernelInfo::cuda_params: "L", then pN / vN per [[buffer(N)]] in parameter order."""
+        out = ["L"]
+        for p in params:
+            if p["kind"] == "buffer":
+                out.append(("v" if p["by_value"] else "p") + p["arg"])
+        return " ".join(out)
 
     def find_kernels(self):
         s, after = self.s, -1
@@ -169,7 +194,7 @@ class KernelPass:
                 name_k, f"kernel '{name}' is defined twice (overloaded kernels are not supported)"
             )
         body_end = s.match(j, "{", "}")
-        binds = ", ".join(self.parse_params(name_k + 1, close, name))
+        params = self.parse_params(name_k + 1, close, name)
         source = s.where(name_k).rsplit(":", 1)[0]
         kernel = {
             "name": name,
@@ -177,18 +202,26 @@ class KernelPass:
             "max_threads": max_threads,
             "body": (j, body_end),
             "source": source,
+            "params": params,
+            "cuda_params": self.cuda_params(params),
         }
         self.kernels[name] = kernel
+        if self.target == "cuda":
+            text = self.cuda_trampoline(kernel, header, first)
+            kernel["trampoline"] = (body_end, text)
+            return body_end
+        binds = ", ".join(self.sim_binding(p) for p in params)
         tramp = f"bm_msl_tramp_{name}"
         sig = f"void {tramp}([[maybe_unused]] const ::bm::msl::LaneIds& bm_ids)"
         if header is not None:
-            params = ", ".join(self.template_params(header, first - 1))
-            text = f"{s.join(header, first)} {sig} {{ {name}<{params}>({binds}); }}"
+            tparams = ", ".join(self.template_params(header, first - 1))
+            text = f"{s.join(header, first)} {sig} {{ {name}<{tparams}>({binds}); }}"
         else:
             host = host or f'"{name}"'
             text = (
                 f"static {sig} {{ {name}({binds}); }} static const ::bm::msl::KernelRegistration "
-                f'bm_msl_reg_{name}({host}, &{tramp}, @FIBERS:{name}@, {max_threads}, "{source}");'
+                f'bm_msl_reg_{name}({host}, &{tramp}, @FIBERS:{name}@, {max_threads}, "{source}", '
+                f'"&{self.ns}::bm_cuda_tramp_{name}", "{kernel["cuda_params"]}");'
             )
         kernel["trampoline"] = (body_end, text)
         return body_end
@@ -229,10 +262,15 @@ class KernelPass:
             s.error(a, f"instantiation of '{name}': no template kernel of that name in this file")
         if host is None:
             s.error(a, f"instantiation of kernel '{name}<{args}>' needs [[host_name(\"...\")]]")
+        if self.target == "cuda":
+            s.replace(a, b, "")  # NVRTC instantiates the trampolines named by name expressions
+            return
+        # The CUDA name expression stringizes the arguments after macro expansion ("float").
         text = (
             f"static const ::bm::msl::KernelRegistration BM_MSL_CAT(bm_msl_reg_, __COUNTER__)({host}, "
             f"&{qual}bm_msl_tramp_{name}<{args}>, @FIBERS:{name}@, {kernel['max_threads']}, "
-            f'"{kernel["source"]}");'
+            f'"{kernel["source"]}", BM_MSL_STR(&{self.ns}::{qual}bm_cuda_tramp_{name}<{args}>), '
+            f'"{kernel["cuda_params"]}");'
         )
         s.replace(a, b, text)
 

@@ -22,9 +22,11 @@ Registry& registry() {
 }  // namespace
 
 KernelRegistration::KernelRegistration(const char* host_name, Trampoline fn, bool needs_fibers,
-                                       uint32_t max_threads, const char* source) {
+                                       uint32_t max_threads, const char* source, const char* cuda_name,
+                                       const char* cuda_params) {
   Registry& r = registry();
-  KernelInfo info{host_name, fn, needs_fibers, max_threads ? max_threads : kMaxThreadsPerGroup, source};
+  KernelInfo info{host_name, fn,        needs_fibers, max_threads ? max_threads : kMaxThreadsPerGroup,
+                  source,    cuda_name, cuda_params};
   auto [it, inserted] = r.kernels.emplace(host_name, info);
   if (!inserted) r.duplicates[host_name] = std::string(it->second.source) + " and " + source;
 }
