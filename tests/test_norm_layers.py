@@ -30,10 +30,20 @@ def assert_same_state(ours: nn.Module, theirs: torch.nn.Module, msg: str = "") -
         assert_close(sd[k], v.detach().numpy(), 1e-5, 1e-6, check_dtype=False, msg=f"{k} {msg}")
 
 
+def torch_batch_norm2d(num_features, *, bias=True, **kwargs) -> torch.nn.BatchNorm2d:
+    """torch.nn.BatchNorm2d(num_features, bias=bias, **kwargs), built without the `bias` keyword, which
+    torch 2.11 (the GPU machines' torch) lacks: with affine and bias=False, torch 2.13 registers the
+    parameter "bias" as None, and so does register_parameter here, on any torch version."""
+    m = torch.nn.BatchNorm2d(num_features, **kwargs)
+    if not bias and m.affine:
+        m.register_parameter("bias", None)
+    return m
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"affine": False}, {"track_running_stats": False}, {"bias": False}],
                          ids=["default", "no_affine", "no_stats", "no_bias"])
 def test_batch_norm2d_state_dict_matches_torch(kwargs):
-    ours, theirs = nn.BatchNorm2d(5, **kwargs), torch.nn.BatchNorm2d(5, **kwargs)
+    ours, theirs = nn.BatchNorm2d(5, **kwargs), torch_batch_norm2d(5, **kwargs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert [k for k, _ in ours.named_parameters()] == [k for k, _ in theirs.named_parameters()]
     assert_same_state(ours, theirs)  # weight 1, bias 0, running_mean 0, running_var 1, count 0
