@@ -91,7 +91,9 @@ def test_trampoline_follows_the_abi(tmp_path):
 
 
 def test_output_is_self_contained(tmp_path):
-    out = cuda(tmp_path, '#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* a [[buffer(0)]]) {}\n')
+    out = cuda(
+        tmp_path, "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* a [[buffer(0)]]) {}\n"
+    )
     assert not re.search(r"(?m)^\s*#\s*include", out)
     assert '#line 1 "csrc/cuda/include/metal_stdlib"' in out
     assert '#line 1 "csrc/cuda/abi.h"' in out and "struct BmCudaLaunch" in out
