@@ -91,11 +91,32 @@ def test_trampoline_follows_the_abi(tmp_path):
 
 
 def test_output_is_self_contained(tmp_path):
-    out = cuda(tmp_path, '#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* a [[buffer(0)]]) {}\n')
+    out = cuda(
+        tmp_path, "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* a [[buffer(0)]]) {}\n"
+    )
     assert not re.search(r"(?m)^\s*#\s*include", out)
     assert '#line 1 "csrc/cuda/include/metal_stdlib"' in out
     assert '#line 1 "csrc/cuda/abi.h"' in out and "struct BmCudaLaunch" in out
     assert "__launch_bounds__(1024)" in out
+
+
+def _conversions(path):
+    """The 16-bit float conversion functions of a stand-in's scalar.h, spelled alike."""
+    text = path.read_text().replace("uint32_t", "uint").replace("uint16_t", "ushort")
+    out = {}
+    for name in ("half_to_float", "float_to_half", "bfloat_to_float", "float_to_bfloat"):
+        m = re.search(rf"constexpr \w+ {name}\(.*?\n}}\n", text, re.S) or re.search(
+            rf"constexpr \w+ {name}\(.*?\n", text
+        )
+        out[name] = re.sub(r"\s+", " ", m.group())
+    return out
+
+
+def test_half_and_bfloat_round_like_the_simulator():
+    """Same bits on both: the CUDA stand-in's conversions are the simulator's, token for token."""
+    sim = _conversions(ROOT / "csrc" / "msl_sim" / "stdlib" / "scalar.h")
+    cuda_ = _conversions(ROOT / "csrc" / "cuda" / "stdlib" / "scalar.h")
+    assert sim == cuda_
 
 
 # ---------------- NVRTC (builds with the CUDA target) ----------------

@@ -18,8 +18,8 @@ DELIM = "bmcu"
 
 
 def literal(text):
-    if f"){DELIM}\"" in text:
-        raise SystemExit(f"embed_sources.py: the text contains the raw-string delimiter ){DELIM}\"")
+    if f'){DELIM}"' in text:
+        raise SystemExit(f'embed_sources.py: the text contains the raw-string delimiter ){DELIM}"')
     parts = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)] or [""]
     return "\n".join(f'R"{DELIM}({p}){DELIM}"' for p in parts)
 

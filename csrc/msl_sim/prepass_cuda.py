@@ -99,7 +99,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def expand_standin():
     """The stand-in with its headers inlined (#line markers name csrc/cuda/...)."""
     text = expand_includes(os.path.join(REPO, STANDIN), REPO, [os.path.join(REPO, "csrc")])
-    for n, line in enumerate(text.split("\n"), 1):
+    for line in text.split("\n"):
         if re.match(r"^\s*#\s*include\b", line):
             raise PrepassError(f"{STANDIN}: the CUDA stand-in includes a header NVRTC cannot find: {line}")
     return text
