@@ -13,6 +13,13 @@ if _sys.platform != "darwin":
     import scipy_openblas32 as _scipy_openblas32
 
 from . import _core
+
+if any(_d.type == "cuda" for _d in _core.available_devices()):
+    # The cuda device compiles its kernels with NVRTC on first use; a pip-installed NVRTC
+    # (nvidia-cuda-nvrtc) is not on the loader's path until preloaded (docs/cuda.md).
+    from . import _nvrtc
+
+    _nvrtc.preload()
 from ._core import (
     Device,
     DeviceMismatchError,
