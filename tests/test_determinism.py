@@ -159,10 +159,10 @@ def test_training_steps_identical_in_a_fresh_process():
 @pytest.fixture
 def index_add_marked():
     """Marks index_add's kernel as not deterministic on every device type (no real row is)."""
-    for t in ("cpu", "metal-sim", "metal"):
+    for t in ("cpu", "metal-sim", "metal", "cuda"):
         bm._core._set_nondeterministic_for_testing("index_add", t, True)
     yield
-    for t in ("cpu", "metal-sim", "metal"):
+    for t in ("cpu", "metal-sim", "metal", "cuda"):
         bm._core._set_nondeterministic_for_testing("index_add", t, False)
 
 

@@ -56,7 +56,9 @@ def test_run_threads_reports_a_hung_thread():
 
 def _kernel_work(device):
     """A kernel (or a device wait) that takes a while: a matmul, read back."""
-    n = 768 if device == "cpu" else 96  # the simulator runs the shader on the host, lane by lane
+    # The simulator runs the shader on the host, lane by lane; a real GPU needs a large product to
+    # be busy long enough for the main thread to be seen running.
+    n = {"cpu": 768, "metal-sim": 96}.get(bm.device(device).type, 3072)
     a = bm.randn(n, n, device=device)
     return lambda: (a @ a).numpy()
 

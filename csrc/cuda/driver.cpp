@@ -42,6 +42,7 @@ Loaded load() {
   BM_CUDA_DRIVER_FUNCS(BM_CUDA_LOAD)
 #undef BM_CUDA_LOAD
   L.d.cuFuncGetParamInfo_ = reinterpret_cast<decltype(L.d.cuFuncGetParamInfo_)>(dlsym(h, "cuFuncGetParamInfo"));
+  L.d.cuMemAdvise_ = reinterpret_cast<decltype(L.d.cuMemAdvise_)>(dlsym(h, BM_CUDA_SYM(cuMemAdvise)));
   CUresult r = L.d.cuInit_(0);
   if (r != CUDA_SUCCESS) {
     const char* name = nullptr;

@@ -26,6 +26,8 @@ struct Driver {
 #undef BM_CUDA_MEMBER
   // Optional (CUDA 12.4+ drivers): lets the runtime check by-value argument sizes.
   decltype(&::cuFuncGetParamInfo) cuFuncGetParamInfo_ = nullptr;
+  // Optional (CUDA 12.2+ drivers): keeps managed buffers in GPU memory (runtime_cuda.cpp).
+  decltype(&::cuMemAdvise) cuMemAdvise_ = nullptr;
   int version = 0;  // cuDriverGetVersion: 12080 for 12.8
   int device_count = 0;
 };
