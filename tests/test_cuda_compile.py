@@ -190,30 +190,22 @@ def test_registry_names_and_layouts(nvrtc):
     assert checked > 600
 
 
-def test_a_compile_error_names_the_metal_line(nvrtc, tmp_path):
+# Controls that must fail: an error NVRTC reports at the .metal line, and an MSL function the
+# stand-in does not offer (quad_* is not supported).
+@pytest.mark.parametrize("name,line,body,what", [
+    ("bad", 5, "  a[i] = no_such_function(a[i]);\n", "no_such_function"),
+    ("quad", 5, "  a[i] = quad_sum(a[i]);\n", "quad_sum"),
+])
+def test_a_source_nvrtc_rejects_names_the_metal_line(nvrtc, tmp_path, name, line, body, what):
     text = cuda(
         tmp_path,
         "#include <metal_stdlib>\nusing namespace metal;\n\n"
-        "kernel void bad(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
-        "  a[i] = no_such_function(a[i]);\n"
-        "}\n",
-        name="bad.metal",
+        f"kernel void {name}(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n"
+        + body + "}\n",
+        name=f"{name}.metal",
     )
-    with pytest.raises(RuntimeError, match=r"(?s)\[cuda\].*shaders/bad\.metal\(5\): error: .*no_such_function"):
-        _core._cuda_compile_source("shaders/bad.metal", text, "sm_90")
-
-
-def test_a_construct_the_stand_in_lacks_fails(nvrtc, tmp_path):
-    text = cuda(
-        tmp_path,
-        "#include <metal_stdlib>\nusing namespace metal;\n"
-        "kernel void q(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
-        "  a[i] = quad_sum(a[i]);\n"
-        "}\n",
-        name="quad.metal",
-    )
-    with pytest.raises(RuntimeError, match=r"(?s)shaders/quad\.metal\(4\): error: .*quad_sum"):
-        _core._cuda_compile_source("shaders/quad.metal", text, "sm_90")
+    with pytest.raises(RuntimeError, match=rf"(?s)\[cuda\].*shaders/{name}\.metal\({line}\): error: .*{what}"):
+        _core._cuda_compile_source(f"shaders/{name}.metal", text, "sm_90")
 
 
 def test_a_good_source_compiles_and_resolves(nvrtc, tmp_path):
