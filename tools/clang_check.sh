@@ -6,12 +6,24 @@ cd "$(dirname "$0")/.."
 blas_inc=$(python -c "import scipy_openblas32 as s; print(s.get_include_dir())")
 py_inc=$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 pyb_inc=$(python -c "import pybind11; print(pybind11.get_include())")
+# The CUDA sources need the toolkit's cuda.h, found the way CMake's FindCUDAToolkit finds it (beside
+# nvcc, CUDA_HOME or /usr/local/cuda); without a toolkit the build leaves them out and so does this.
+cuda_inc=""
+for d in "${CUDA_HOME:-}" "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /x/x)")")" /usr/local/cuda; do
+  if [ -n "$d" ] && [ -f "$d/include/cuda.h" ]; then cuda_inc="$d/include"; break; fi
+done
 status=0
 for f in csrc/core/*.cpp csrc/autograd/*.cpp csrc/cpu/*.cpp csrc/metal/*.cpp csrc/msl_sim/*.cpp csrc/cuda/*.cpp csrc/bindings/*.cpp; do
   case "$f" in *runtime_metal.cpp) continue ;; esac  # checked against metal-cpp by tools/metal_check
+  extra=()
+  case "$f" in
+    csrc/cuda/*|*runtime_cuda.cpp)
+      if [ -z "$cuda_inc" ]; then echo "clang_check: no CUDA toolkit, $f left out (as the build does)"; continue; fi
+      extra=(-I"$cuda_inc" -DBESSEMER_HAVE_CUDA) ;;
+  esac
   if ! clang++ -std=c++17 -fsyntax-only -Wno-unknown-attributes -Icsrc -Ishaders -I"$blas_inc" -I"$py_inc" \
       -I"$pyb_inc" -DBESSEMER_BLAS_SCIPY_OPENBLAS -DBESSEMER_VERSION='"check"' -DBESSEMER_BLAS_NAME='"check"' \
-      -DBESSEMER_BUILD_TYPE='"check"' "$f"; then
+      -DBESSEMER_BUILD_TYPE='"check"' "${extra[@]}" "$f"; then
     echo "clang_check: $f failed" >&2
     status=1
   fi
