@@ -9,6 +9,9 @@
 //   reduce_*_partial  long reductions with few outputs: several threadgroups per output, each
 //   + reduce_*_merge  reducing one chunk into a partial state; then one thread per output
 //                     combines its partials, so the whole GPU works on e.g. a full sum.
+//   reduce_*_column   long column reductions: several threads per output, each reducing one
+//   + reduce_*_merge  chunk of rows (neighbouring threads still read neighbouring columns), so a
+//                     (16384, 16384) sum over dim 0 runs 16 times as many threads as outputs.
 // Half types accumulate in float; integer sums in long. Reduced elements are numbered row-major
 // in the reduced dims' logical order, which is what argmax/argmin report.
 #include <metal_stdlib>
@@ -221,6 +224,28 @@ kernel void reduce_thread(device const typename Op::In* in [[buffer(0)]],
   Op::store(out, at, reduce_serial<Op>(in, a, base), a);
 }
 
+// Column reductions split over a.n_split chunks of rows: thread gid reduces chunk gid / n_out of
+// output gid % n_out into partial[output * n_split + chunk], the layout reduce_merge combines.
+template <typename Op>
+kernel void reduce_column(device const typename Op::In* in [[buffer(0)]],
+                          device typename Op::S* partial [[buffer(1)]],
+                          constant ReduceArgs& a [[buffer(2)]],
+                          uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= a.n_out * a.n_split) return;
+  const long m = long(gid) % a.n_out, c = long(gid) / a.n_out;
+  long base, at;
+  kept_offsets(a, m, base, at);
+  const long j0 = c * a.chunk, j1 = j0 + a.chunk < a.n_red ? j0 + a.chunk : a.n_red;
+  typename Op::S s = Op::identity();
+  if (a.red_ndim == 1) {
+    const long st = a.red_strides[0];
+    for (long j = j0; j < j1; ++j) s = Op::combine(s, Op::load(in[base + j * st], j));
+  } else {
+    for (long j = j0; j < j1; ++j) s = Op::combine(s, Op::load(in[base + red_offset(a, j, a.red_ndim)], j));
+  }
+  partial[m * a.n_split + c] = s;
+}
+
 // ---------- var ----------
 // Statistics of a set of elements as float4(count, mean_hi, mean_lo, M2) with the mean held as
 // hi + lo (hi: the first-pass mean, lo: its small correction), from two passes: the mean, then
@@ -339,7 +364,9 @@ kernel void var_thread(device const T* in [[buffer(0)]],
   template [[host_name("reduce_" #OPNAME "_partial_" #NAME)]] [[kernel]] decltype(reduce_partial<OP>)     \
       reduce_partial<OP>;                                                                                  \
   template [[host_name("reduce_" #OPNAME "_merge_" #NAME)]] [[kernel]] decltype(reduce_merge<OP>)         \
-      reduce_merge<OP>;
+      reduce_merge<OP>;                                                                                    \
+  template [[host_name("reduce_" #OPNAME "_column_" #NAME)]] [[kernel]] decltype(reduce_column<OP>)       \
+      reduce_column<OP>;
 
 // sum, amax and amin take every dtype; argmax/argmin every dtype but bool.
 template <typename T> struct AmaxOp : ExtremeOp<T, true> {};

@@ -183,6 +183,35 @@ class _MetalReduceTests:
         check_reduce(op, t.T, v.T, 0, False, self.device)  # strided chunks
 
     @pytest.mark.parametrize(
+        "op,dtype",
+        [(op, d) for op, ds in REDUCE_DTYPES.items() for d in (bm.float32, bm.float16, bm.int64) if d in ds],
+        ids=lambda x: x if isinstance(x, str) else x.name,
+    )
+    def test_column_split_reductions(self, op, dtype):
+        # many outputs side by side in memory, long columns: several threads per output reduce a
+        # chunk of rows each (reduce_*_column), one thread per output merges (var: one thread per
+        # output, no split)
+        rng = np.random.default_rng(13)
+        t, v = make_input((300, 2200), dtype, self.device, "contiguous", rng)
+        ts, vs = t[:, ::2], v[:, ::2]  # 1100 outputs 2 apart, rows 2200 apart
+        bm.synchronize(self.device)
+        _core.reset_queue_stats(self.device)
+        check_reduce(op, ts, vs, 0, False, self.device)
+        assert _core.queue_stats(self.device)["dispatches"] == (1 if op == "var" else 2), op
+        # two step-sliced reduced dims, the outputs innermost
+        t3, v3 = make_input((6, 50, 1030), dtype, self.device, "contiguous", rng)
+        # 150 float32 terms of |x| < 8 summed in two chunks: rounding up to ~1e-4 where they cancel
+        tol = {"atol": 2e-4} if dtype == bm.float32 else {}
+        dims = 1 if op in ("argmax", "argmin") else (0, 1)  # arg ops take one dim: 6 x 1030 columns of 25
+        check_reduce(op, t3[:, ::2], v3[:, ::2], dims, True, self.device, **tol)
+        if op != "var":  # ties (and NaN for floats) in different chunks: the first index wins
+            w = np.zeros((500, 1024))
+            w[[70, 300, 499], 5] = 2
+            w[[10, 200], 9] = np.nan if dtype != bm.int64 else -3
+            tw = tensor(w, dtype, self.device)
+            check_reduce(op, tw, w.astype(np.float64), 0, False, self.device)
+
+    @pytest.mark.parametrize(
         "shape,dim,launches",
         [((2, 20000), -1, 2), ((2, 20000), None, 2), ((2, 3000), -1, 1), ((70, 8192), -1, 1), ((2, 40), -1, 1)],
     )

@@ -28,6 +28,10 @@ void init_metal(py::module_& m) {
     return r;
   }, py::arg("device"));
   m.def("reset_queue_stats", [](const py::object& d) { metal_backend(d).reset_stats(); }, py::arg("device"));
+  m.def("_set_kernel_log", [](const py::object& d, bool on) { metal_backend(d).set_kernel_log(on); },
+        py::arg("device"), py::arg("on"));
+  m.def("_take_kernel_log", [](const py::object& d) { return metal_backend(d).take_kernel_log(); }, py::arg("device"),
+        "The kernel names launched on a Metal device since the last call, while _set_kernel_log is on.");
 
   m.def("sim_race_check", &msl::race_check_enabled,
         "Whether the simulator checks kernels for data races (BESSEMER_SIM_RACECHECK, default on).");

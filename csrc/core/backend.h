@@ -14,7 +14,12 @@ namespace bm {
 class Backend {
  public:
   virtual ~Backend() = default;
+  // Memory the host may write at once: no queued work uses it (scalar_tensor, to_device...).
   virtual std::shared_ptr<Storage> allocate(size_t nbytes) = 0;
+  // Memory that only kernels queued from now on will write (the dispatcher's outputs). A queued
+  // backend may hand back a freed buffer that earlier queued work still reads or writes: its one
+  // in-order queue runs that work first, and the host reads it only after waiting for the queue.
+  virtual std::shared_ptr<Storage> allocate_kernel_output(size_t nbytes) { return allocate(nbytes); }
   // Waits for every launch queued on this device (a no-op for synchronous backends).
   virtual void synchronize() {}
   // Waits until `s` holds the results of the work queued so far that writes it.

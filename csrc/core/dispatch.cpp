@@ -276,7 +276,7 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
 
   TensorPtr out = out_user;
   if (!out) {
-    out = empty_tensor(out_shape, out_dtype, dev);
+    out = empty_tensor(out_shape, out_dtype, dev, /*kernel_output=*/true);  // written only by the kernel below
     if (row.shape_rule == ShapeRule::Elementwise) out->strides = layout_like_inputs(xs, out_shape, out->strides);
   }
   TensorPtr kout = out->shape == kshape ? out : make_view(out, kshape, contiguous_strides(kshape), out->offset);

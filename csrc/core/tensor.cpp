@@ -5,7 +5,7 @@
 
 namespace bm {
 
-TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device) {
+TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device, bool kernel_output) {
   OpScope scope("empty");  // when no op is running (bm.empty)
   for (int64_t d : shape)
     if (d < 0) throw ValueError("[empty] negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
@@ -21,7 +21,8 @@ TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device) {
   int64_t isz = int64_t(itemsize(dtype));
   if (n > INT64_MAX / isz) throw OutOfMemoryError("[empty] shape " + shape_str(shape) + " is too large to allocate");
   auto t = std::make_shared<Tensor>();
-  t->storage = device->backend->allocate(size_t(n * isz));
+  const size_t nbytes = size_t(n * isz);
+  t->storage = kernel_output ? device->backend->allocate_kernel_output(nbytes) : device->backend->allocate(nbytes);
   t->shape = shape;
   t->strides = contiguous_strides(shape);
   t->dtype = dtype;

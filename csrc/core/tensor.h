@@ -36,7 +36,8 @@ struct Tensor {
 };
 
 // Fresh contiguous tensor on `device` (uninitialised memory). MemoryError if it cannot be had.
-TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device);
+// kernel_output: only kernels will write it, never the host directly (Backend::allocate_kernel_output).
+TensorPtr empty_tensor(const Shape& shape, DType dtype, Device* device, bool kernel_output = false);
 // A view sharing t's storage.
 TensorPtr make_view(const TensorPtr& t, const Shape& shape, const Shape& strides, int64_t offset);
 // The one check in front of every write into existing memory: RuntimeError naming `op` when t's

@@ -43,7 +43,15 @@ const std::shared_ptr<Buffer>& MetalBackend::buffer_of(const Storage& s) {
 
 MetalBackend& backend_of(const Tensor& t) { return *static_cast<MetalBackend*>(t.device()->backend); }
 
-std::shared_ptr<Storage> MetalBackend::allocate(size_t nbytes) {
+std::shared_ptr<Storage> MetalBackend::allocate(size_t nbytes) { return allocate_impl(nbytes, false); }
+
+// Without this a loop of `c = a + b` on 400 MB tensors made a new GPU buffer per iteration (the
+// previous ones were still bound in the recording command buffer), and first-touching fresh pages
+// cost ~40x the add itself. Reuse is safe for kernel outputs: the one queue runs in order, so the
+// kernels still using the old contents run before the kernel that overwrites them.
+std::shared_ptr<Storage> MetalBackend::allocate_kernel_output(size_t nbytes) { return allocate_impl(nbytes, true); }
+
+std::shared_ptr<Storage> MetalBackend::allocate_impl(size_t nbytes, bool queued_use_ok) {
   const size_t n = round_size(nbytes);
   try {
     mem_.reserve(n, nbytes);
@@ -57,7 +65,7 @@ std::shared_ptr<Storage> MetalBackend::allocate(size_t nbytes) {
       std::lock_guard<std::mutex> lk(m_);
       auto range = cache_.equal_range(n);
       for (auto it = range.first; it != range.second; ++it) {
-        if (it->second.use_count() == 1) {  // no command buffer still holds it
+        if (queued_use_ok || it->second.use_count() == 1) {  // else: no command buffer may hold it
           buf = it->second;
           cached_bytes_ -= n;
           cache_.erase(it);
@@ -140,6 +148,7 @@ ComputeEncoder& MetalBackend::encoder_for(const std::string& kernel, const std::
     encoded_in_current_ = 0;
   }
   ComputeEncoder& enc = current_->compute_encoder();
+  if (kernel_log_on_) kernel_log_.insert(kernel);
   enc.set_pipeline(rt_->pipeline(kernel));
   for (const Binding& b : buffers) enc.set_buffer(buffer_of(*b.tensor->storage), 0, b.index);
   if (args_len) enc.set_bytes(args, args_len, args_index);
@@ -219,6 +228,18 @@ QueueStats MetalBackend::stats() const {
 void MetalBackend::reset_stats() {
   std::lock_guard<std::mutex> lk(m_);
   stats_ = QueueStats{};
+}
+
+void MetalBackend::set_kernel_log(bool on) {
+  std::lock_guard<std::mutex> lk(m_);
+  kernel_log_on_ = on;
+}
+
+std::vector<std::string> MetalBackend::take_kernel_log() {
+  std::lock_guard<std::mutex> lk(m_);
+  std::vector<std::string> r(kernel_log_.begin(), kernel_log_.end());
+  kernel_log_.clear();
+  return r;
 }
 
 std::string MetalBackend::description() const {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ class MetalBackend final : public Backend {
   ~MetalBackend() override;
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override;
+  std::shared_ptr<Storage> allocate_kernel_output(size_t nbytes) override;
   void synchronize() override;
   void wait_for(const Storage& s) override;
   std::string description() const override;
@@ -35,6 +37,10 @@ class MetalBackend final : public Backend {
   Runtime& runtime() { return *rt_; }
   QueueStats stats() const;
   void reset_stats();
+  // The kernel names launched since the last take (tools/kernel_cover.py picks the tests that
+  // launch every kernel, for compute-sanitizer); recorded only while on.
+  void set_kernel_log(bool on);
+  std::vector<std::string> take_kernel_log();
   // Launches per command buffer before it is committed without waiting for a read.
   static constexpr int kBatchLimit = 256;
 
@@ -59,6 +65,7 @@ class MetalBackend final : public Backend {
                               size_t args_len, uint32_t args_index, size_t threadgroup_memory);
   void after_dispatch();
   void commit_locked();
+  std::shared_ptr<Storage> allocate_impl(size_t nbytes, bool queued_use_ok);
   void release(Storage& s);
   void drop_cache();
 
@@ -71,7 +78,10 @@ class MetalBackend final : public Backend {
   // committed before its call, including those another thread is already waiting for.
   std::vector<std::shared_ptr<CommandBuffer>> in_flight_;
   QueueStats stats_;
-  // Freed buffers by rounded size. A cached buffer is reused only once no command buffer holds it.
+  bool kernel_log_on_ = false;
+  std::set<std::string> kernel_log_;
+  // Freed buffers by rounded size. For the host, a cached buffer is reused only once no command
+  // buffer holds it; for a kernel's output, at once (allocate_kernel_output).
   std::multimap<size_t, std::shared_ptr<Buffer>> cache_;
   size_t cached_bytes_ = 0;
   MemoryAccount mem_{"metal"};  // renamed by the device registry ("metal-sim:0")

@@ -28,6 +28,10 @@ constexpr int64_t kColumnOutputs = 1024;
 // keeps at least kMinChunk elements (16 per thread of a 256-thread group).
 constexpr int64_t kFillGroups = 128;
 constexpr int64_t kMinChunk = 4096;
+// A long column reduction is split over several threads per output until the launch has about
+// kFillThreads threads (a large GPU keeps ~250k resident), each chunk at least kMinColumnChunk rows.
+constexpr int64_t kFillThreads = 1 << 18;
+constexpr int64_t kMinColumnChunk = 64;
 // Bytes per partial state: the largest is argmax's (value, long index) pair or var's float4.
 constexpr int64_t kPartialBytes = 16;
 
@@ -64,6 +68,20 @@ ReduceArgs make_args(const std::vector<PlanDim>& kept, const std::vector<PlanDim
 
 void launch(const std::string& base, DType dt, const Tensor& in, const Tensor& out, ReduceArgs a, bool column) {
   MetalBackend& be = backend_of(out);
+  const bool splittable = base != "reduce_var";  // var's two-pass statistics have no column kernel
+  if (column && splittable && a.n_out >= kColumnOutputs && a.n_out < kFillThreads) {
+    const int64_t split = std::min(a.n_red / kMinColumnChunk, ceil_div(kFillThreads, a.n_out));
+    if (split >= 2) {
+      a.chunk = ceil_div(a.n_red, split);
+      a.n_split = int(ceil_div(a.n_red, a.chunk));  // no empty chunk
+      TensorPtr partial = empty_tensor({a.n_out * a.n_split * kPartialBytes / 8}, DType::Int64, out.device(), true);
+      be.dispatch(kernel_name(base + "_column", dt), {{&in, 0}, {partial.get(), 1}}, &a, sizeof(a), 2,
+                  Size3{uint64_t(a.n_out * a.n_split), 1, 1}, group_1d(a.n_out * a.n_split));
+      be.dispatch(kernel_name(base + "_merge", dt), {{partial.get(), 0}, {&out, 1}}, &a, sizeof(a), 2,
+                  Size3{uint64_t(a.n_out), 1, 1}, group_1d(a.n_out));
+      return;
+    }
+  }
   if (a.n_red <= kSerialMax || (column && a.n_out >= kColumnOutputs)) {
     be.dispatch(kernel_name(base + "_thread", dt), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2,
                 Size3{uint64_t(a.n_out), 1, 1}, group_1d(a.n_out));
@@ -77,7 +95,7 @@ void launch(const std::string& base, DType dt, const Tensor& in, const Tensor& o
   }
   a.chunk = ceil_div(a.n_red, split);
   a.n_split = int(ceil_div(a.n_red, a.chunk));  // no empty chunk
-  TensorPtr partial = empty_tensor({a.n_out * a.n_split * kPartialBytes / 8}, DType::Int64, out.device());
+  TensorPtr partial = empty_tensor({a.n_out * a.n_split * kPartialBytes / 8}, DType::Int64, out.device(), true);
   be.dispatch_groups(kernel_name(base + "_partial", dt), {{&in, 0}, {partial.get(), 1}}, &a, sizeof(a), 2,
                      Size3{uint64_t(a.n_out * a.n_split), 1, 1}, group_size(a.chunk));
   be.dispatch(kernel_name(base + "_merge", dt), {{partial.get(), 0}, {&out, 1}}, &a, sizeof(a), 2,
