@@ -171,10 +171,18 @@ kernel void binary_1d(device const T* a [[buffer(0)]],
                       device const T* b [[buffer(1)]],
                       device R* out [[buffer(2)]],
                       constant ElementwiseArgs& args [[buffer(3)]],
-                      uint gid [[thread_position_in_grid]]) {
-  if (long(gid) >= args.numel) return;
+                      uint gid [[thread_position_in_grid]],
+                      uint n [[threads_per_grid]]) {
   typedef typename bm_compute<T>::type C;
-  out[bm_1d_offset(args, gid, 0)] = R(Op::apply(C(a[bm_1d_offset(args, gid, 1)]), C(b[bm_1d_offset(args, gid, 2)])));
+  for (uint i0 = gid; long(i0) < args.numel; i0 += BM_EW_PER_THREAD * n) {  // see elementwise.h
+    C va[BM_EW_PER_THREAD], vb[BM_EW_PER_THREAD];
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n) {
+      va[k] = C(a[bm_1d_offset(args, i, 1)]);
+      vb[k] = C(b[bm_1d_offset(args, i, 2)]);
+    }
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      out[bm_1d_offset(args, i, 0)] = R(Op::apply(va[k], vb[k]));
+  }
 }
 
 // Integer pow's error check, run (and waited for) before the pow launch: sets *flag when any

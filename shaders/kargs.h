@@ -107,6 +107,8 @@ struct MatmulArgs {
 // k of operand j is at offset[j] + sum(i_d * strides[j][d]). The `_1d` kernels read only
 // strides[j][0] (ndim <= 1: contiguous operands, broadcast scalars, or one strided dim).
 #define BM_EW_OPERANDS 4
+// Elements per thread of a long 1-d elementwise launch (shaders/elementwise.h says why).
+#define BM_EW_PER_THREAD 4
 // clamp's flags: which bounds are given; NAN: a NaN bound, every result is NaN (fvalue[0] holds it).
 #define BM_CLAMP_HAS_LO 1
 #define BM_CLAMP_HAS_HI 2

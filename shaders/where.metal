@@ -26,10 +26,15 @@ kernel void where_1d(device const bool* cond [[buffer(0)]],
                      device const T* b [[buffer(2)]],
                      device T* out [[buffer(3)]],
                      constant ElementwiseArgs& args [[buffer(4)]],
-                     uint gid [[thread_position_in_grid]]) {
-  if (long(gid) >= args.numel) return;
-  out[bm_1d_offset(args, gid, 0)] =
-      cond[bm_1d_offset(args, gid, 1)] ? a[bm_1d_offset(args, gid, 2)] : b[bm_1d_offset(args, gid, 3)];
+                     uint gid [[thread_position_in_grid]],
+                     uint n [[threads_per_grid]]) {
+  for (uint i0 = gid; long(i0) < args.numel; i0 += BM_EW_PER_THREAD * n) {  // see elementwise.h
+    T v[BM_EW_PER_THREAD];
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      v[k] = cond[bm_1d_offset(args, i, 1)] ? a[bm_1d_offset(args, i, 2)] : b[bm_1d_offset(args, i, 3)];
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      out[bm_1d_offset(args, i, 0)] = v[k];
+  }
 }
 
 #define BM_WHERE_INSTANTIATE(T, NAME)                                                             \

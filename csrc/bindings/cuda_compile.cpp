@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/errors.h"
+#include "cuda/module_cache.h"
 #include "cuda/nvrtc.h"
 #include "cuda/sources.h"
 #include "msl_sim/launch.h"
@@ -26,7 +27,7 @@ std::map<std::string, std::vector<const msl::KernelInfo*>> kernels_by_file() {
   std::map<std::string, std::vector<const msl::KernelInfo*>> r;
   for (const std::string& name : msl::kernel_names()) {
     const msl::KernelInfo* k = msl::find_kernel(name);
-    r[k->source].push_back(k);
+    if (k->cuda_name) r[k->source].push_back(k);  // as runtime_cuda.cpp's load_module
   }
   return r;
 }
@@ -42,13 +43,15 @@ struct FileResult {
 };
 
 FileResult compile_file(const std::string& file, const std::vector<const msl::KernelInfo*>& ks,
-                        const std::string& arch) {
+                        const std::string& arch, bool cache) {
   FileResult r{file, ks.size(), 0, ""};
   std::vector<std::string> exprs;
   for (const msl::KernelInfo* k : ks) exprs.push_back(k->cuda_name);
   auto t0 = std::chrono::steady_clock::now();
   try {
-    cuda::CompiledModule m = cuda::compile_shader_file(file, exprs, arch);
+    // cache: through the module cache, with the name list runtime_cuda.cpp's load_module uses (every
+    // kernel of the file, in kernel_names() order), so a GPU machine's test workers find it warm.
+    cuda::CompiledModule m = cache ? cuda::cached_compile(file, exprs, arch) : cuda::compile_shader_file(file, exprs, arch);
     for (const msl::KernelInfo* k : ks) {
       const std::string& low = m.lowered.at(k->cuda_name);
       if (low.empty() || m.image.find(low) == std::string::npos)
@@ -96,7 +99,8 @@ void init_cuda_compile(py::module_& m) {
   }, "(host name, source file, CUDA name expression, CUDA parameter layout) of every registered kernel.");
   // Compiles every embedded file (or `files`) for `arch` with the name expressions of the kernels
   // registered from it, on `jobs` threads (0: one per CPU). Raises bm::Error listing every failure.
-  m.def("_cuda_compile_shaders", [](const std::string& arch, const std::vector<std::string>& files, int jobs) {
+  m.def("_cuda_compile_shaders", [](const std::string& arch, const std::vector<std::string>& files, int jobs,
+                                    bool cache) {
     preload_nvrtc();
     std::vector<std::string> todo = files;
     if (todo.empty()) {
@@ -120,7 +124,7 @@ void init_cuda_compile(py::module_& m) {
             if (next >= todo.size()) return;
             i = next++;
           }
-          results[i] = compile_file(todo[i], by_file[todo[i]], arch);
+          results[i] = compile_file(todo[i], by_file[todo[i]], arch, cache);
         }
       };
       std::vector<std::thread> pool;
@@ -136,7 +140,7 @@ void init_cuda_compile(py::module_& m) {
     }
     if (!errors.empty()) throw Error(errors);
     return out;
-  }, py::arg("arch"), py::arg("files") = std::vector<std::string>{}, py::arg("jobs") = 0,
+  }, py::arg("arch"), py::arg("files") = std::vector<std::string>{}, py::arg("jobs") = 0, py::arg("cache") = false,
      "[(file, kernel count, seconds)] after compiling the embedded CUDA translations with NVRTC.");
   // Compiles any source (the controls that must fail); returns (is_cubin, image size, lowered names, log).
   m.def("_cuda_compile_source", [](const std::string& name, const std::string& text, const std::string& arch,

@@ -76,6 +76,8 @@ void init_ops(py::module_& m) {
       py::dict d;
       d["name"] = r.name;
       d["inputs"] = r.nin;
+      static const char* const kShapeRules[] = {"elementwise", "reduce", "same_shape", "matmul", "given"};
+      d["shape_rule"] = kShapeRules[int(r.shape_rule)];
       d["grad"] = r.grad ? py::object(py::str(r.grad->node_name)) : py::object(py::none());
       py::list dts;
       for (int k = 0; k < kNumDTypes; ++k)

@@ -16,6 +16,10 @@ namespace bm::metal {
 
 namespace {
 
+// From this many elements a 1-d launch runs BM_EW_PER_THREAD elements per thread (shaders/
+// elementwise.h); below it, one per thread keeps every core busy.
+constexpr int64_t kManyElements = 1 << 16;
+
 // Kernel host names per op and dtype, built once (a launch should not build strings).
 struct OpNames {
   std::array<std::string, kNumDTypes> strided, flat;
@@ -49,8 +53,14 @@ void launch(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& param
   for_each_layout(ts, [&](const Layout& L) {
     ElementwiseArgs a = params;
     set_layout(L, &a);
-    const std::string& name = L.ndim <= 1 ? names.flat[int(dt)] : names.strided[int(dt)];
-    be.dispatch(name, bind, &a, sizeof(a), uint32_t(c.nin + 1), Size3{uint64_t(L.numel), 1, 1}, group_1d(L.numel));
+    if (L.ndim <= 1) {  // the 1-d kernels take any grid: BM_EW_PER_THREAD elements a thread when long
+      const int64_t threads = L.numel >= kManyElements ? (L.numel + BM_EW_PER_THREAD - 1) / BM_EW_PER_THREAD : L.numel;
+      be.dispatch(names.flat[int(dt)], bind, &a, sizeof(a), uint32_t(c.nin + 1), Size3{uint64_t(threads), 1, 1},
+                  group_1d(threads));
+    } else {
+      be.dispatch(names.strided[int(dt)], bind, &a, sizeof(a), uint32_t(c.nin + 1), Size3{uint64_t(L.numel), 1, 1},
+                  group_1d(L.numel));
+    }
   });
 }
 
