@@ -250,6 +250,8 @@ def test_from_dlpack_refusals():
 
     with pytest.raises(BufferError, match=r"^\[from_dlpack\] the producer's memory is on DLPack device \(2, 0\)"):
         bm.from_dlpack(OnGpu())
+    with pytest.raises(TypeError, match=r"^\[from_dlpack\] the producer's __dlpack__ returned a int, not a DLPack"):
+        bm.from_dlpack(_Holder(5))
 
 
 def test_from_dlpack_refused_capsules_are_still_freed():

@@ -1,5 +1,5 @@
-"""Every relative link in README.md and docs/*.md points at a file (or folder) that exists, and
-every file the README names as documentation exists."""
+"""Every relative link in README.md and docs/*.md points at a file (or folder) that exists, and the
+README points at the architecture page (not at a design file outside the repository)."""
 
 from __future__ import annotations
 

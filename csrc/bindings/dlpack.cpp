@@ -216,6 +216,9 @@ bool bools_ok(const uint8_t* p, const Shape& shape, const Shape& strides, size_t
 
 TensorPtr from_capsule(const py::object& cap) {
   PyObject* c = cap.ptr();
+  if (!PyCapsule_CheckExact(c))
+    throw TypeError("[from_dlpack] the producer's __dlpack__ returned a " +
+                    std::string(py::str(py::type::of(cap).attr("__name__"))) + ", not a DLPack capsule");
   const bool versioned = PyCapsule_IsValid(c, kVersionedName);
   if (!versioned && !PyCapsule_IsValid(c, kName))
     throw ValueError("[from_dlpack] expected a DLPack capsule named 'dltensor' or 'dltensor_versioned' (one not yet "
