@@ -32,6 +32,7 @@ void init_memory(py::module_& m);  // memory.cpp
 void init_cuda_compile(py::module_& m);  // cuda_compile.cpp: the CUDA target's compile check
 void init_threads(py::module_& m);  // threads.cpp: GIL release in kernels and device waits
 void init_determinism(py::module_& m);  // determinism.cpp
+void init_dlpack(py::module_& m);  // dlpack.cpp: Tensor.__dlpack__, from_dlpack (after init_tensor)
 
 // Indexing (index.cpp): a Python index (int, slice, None, ..., bool, Tensor, list, NumPy array or a
 // tuple of them) as the core's list; lists and arrays become tensors on self's device.
@@ -55,6 +56,10 @@ Scalar scalar_arg(const char* op, const py::handle& obj);
 Operand operand_arg(const char* op, const py::handle& obj);
 // None -> nullptr; a Tensor -> itself; anything else is a TypeError naming the op and argument.
 TensorPtr optional_tensor_arg(const char* op, const char* name, const py::handle& obj);
+// A Python int (or an object with __index__) as int64: ValueError naming the op, what the number
+// is ("size", "dim", "index"...) and the number when it does not fit in 64 bits (not pybind11's
+// cast message). Every size, dim and index taken from Python goes through here.
+int64_t int64_arg(const char* op, const char* what, const py::handle& obj);
 // An int or a sequence of ints (a shape, or dims).
 std::vector<int64_t> int_list_arg(const char* op, const py::handle& obj);
 // Sizes given as f(2, 3) or f((2, 3)) or f([2, 3]).

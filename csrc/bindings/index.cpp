@@ -29,17 +29,22 @@ TensorPtr index_array(const py::handle& obj, Device* dev) {
 
 std::optional<int64_t> slice_part(PyObject* v) {
   if (v == Py_None) return std::nullopt;
-  if (PyLong_Check(v) && !PyBool_Check(v)) return py::handle(v).cast<int64_t>();
   py::handle h(v);
-  if (!py::hasattr(h, "__index__")) throw TypeError("[index] slice indices must be integers or None, got " + type_name(h));
-  return h.attr("__index__")().cast<int64_t>();
+  if (!PyLong_Check(v) && !py::hasattr(h, "__index__"))
+    throw TypeError("[index] slice indices must be integers or None, got " + type_name(h));
+  // As Python's own sequences do, a slice bound beyond 64 bits clamps (x[:2**70] is all of x).
+  py::object num = PyLong_Check(v) ? py::reinterpret_borrow<py::object>(h) : h.attr("__index__")();
+  int overflow = 0;
+  long long r = PyLong_AsLongLongAndOverflow(num.ptr(), &overflow);
+  if (overflow) return overflow > 0 ? INT64_MAX : INT64_MIN;
+  return int64_t(r);
 }
 
 TensorIndex item_arg(const py::handle& it, Device* dev) {
   PyObject* o = it.ptr();
   // The common kinds first, without touching NumPy.
   if (PyBool_Check(o)) return TensorIndex::from_bool(o == Py_True);
-  if (PyLong_Check(o)) return TensorIndex::from_int(it.cast<int64_t>());
+  if (PyLong_Check(o)) return TensorIndex::from_int(int64_arg("index", "index", it));
   if (o == Py_None) return TensorIndex::none();
   if (o == Py_Ellipsis) return TensorIndex::ellipsis();
   if (PySlice_Check(o)) {
@@ -52,7 +57,7 @@ TensorIndex item_arg(const py::handle& it, Device* dev) {
   static py::object* np_bool = new py::object(py::module_::import("numpy").attr("bool_"));  // lives with the module
   if (py::isinstance(it, *np_bool)) return TensorIndex::from_bool(it.cast<bool>());
   if (py::isinstance<py::array>(it)) return TensorIndex::from_tensor(index_array(it, dev));
-  if (py::hasattr(it, "__index__")) return TensorIndex::from_int(it.attr("__index__")().cast<int64_t>());
+  if (py::hasattr(it, "__index__")) return TensorIndex::from_int(int64_arg("index", "index", it));
   // TypeError (torch says IndexError): an index of the wrong type, as Python's own sequences say.
   throw TypeError("[index] only integers, slices (`:`), ellipsis (`...`), None, bools and integer or bool tensors, "
                   "lists or arrays are valid indices, got " + type_name(it));
@@ -93,10 +98,14 @@ Operand setitem_value(const py::object& value, const TensorPtr& self) {
 }
 
 void init_index(py::module_& m) {
-  m.def("index_select", &index_select, py::arg("input"), py::arg("dim"), py::arg("index"));
-  m.def("index_add", &index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"));
-  m.def("index_copy_", [](const TensorPtr& t, int64_t dim, const TensorPtr& index, const TensorPtr& src) {
-    index_copy_(t, dim, index, src);
+  m.def("index_select", [](const TensorPtr& t, const py::object& dim, const TensorPtr& index) {
+    return index_select(t, int64_arg("index_select", "dim", dim), index);
+  }, py::arg("input"), py::arg("dim"), py::arg("index"));
+  m.def("index_add", [](const TensorPtr& t, const py::object& dim, const TensorPtr& index, const TensorPtr& src) {
+    return index_add(t, int64_arg("index_add", "dim", dim), index, src);
+  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"));
+  m.def("index_copy_", [](const TensorPtr& t, const py::object& dim, const TensorPtr& index, const TensorPtr& src) {
+    index_copy_(t, int64_arg("index_copy_", "dim", dim), index, src);
     return t;
   }, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"));
   m.def("nonzero", &nonzero, py::arg("input"));

@@ -16,6 +16,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_determinism(m);
   bm::bind::init_types(m);
   bm::bind::init_tensor(m);
+  bm::bind::init_dlpack(m);
   bm::bind::init_ops(m);
   bm::bind::init_random(m);
   bm::bind::init_metal(m);

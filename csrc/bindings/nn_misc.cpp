@@ -11,7 +11,7 @@ void init_nn_misc(py::module_& m) {
   }, py::arg("input"), py::arg("p") = 0.5, py::arg("training") = true, py::arg("generator") = py::none());
   m.def("embedding", [](const TensorPtr& input, const TensorPtr& weight, const py::object& padding_idx) {
     std::optional<int64_t> pad;
-    if (!padding_idx.is_none()) pad = padding_idx.cast<int64_t>();
+    if (!padding_idx.is_none()) pad = int64_arg("embedding", "padding_idx", padding_idx);
     return embedding(input, weight, pad);
   }, py::arg("input"), py::arg("weight"), py::arg("padding_idx") = py::none());
   m.def("nll_loss", [](const TensorPtr& input, const TensorPtr& target, const py::object& weight, int64_t ignore_index,

@@ -33,8 +33,10 @@ void init_ops(py::module_& m) {
     copy_into(dst, expand(src, dst->shape));
     return dst;
   });
-  m.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0);
-  m.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("cat", [](const std::vector<TensorPtr>& ts, const py::object& dim) { return cat(ts, int64_arg("cat", "dim", dim)); },
+        py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", [](const std::vector<TensorPtr>& ts, const py::object& dim) { return stack(ts, int64_arg("stack", "dim", dim)); },
+        py::arg("tensors"), py::arg("dim") = 0);
 
   // ---- compute, generated from the op table ----
   for (size_t i = 0; i < all_ops().size(); ++i) {
@@ -61,11 +63,13 @@ void init_ops(py::module_& m) {
   }, py::arg("condition"), py::arg("input"), py::arg("other"));
   m.def("arg_reduce", [](const TensorPtr& t, const std::string& op, const py::object& dim, bool keepdim) {
     std::optional<int64_t> d;
-    if (!dim.is_none()) d = dim.cast<int64_t>();
+    if (!dim.is_none()) d = int64_arg(op.c_str(), "dim", dim);
     return arg_reduce(op == "argmax" ? OpId::argmax : OpId::argmin, t, d, keepdim);
   }, py::arg("input"), py::arg("op"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
-  m.def("softmax", [](const TensorPtr& t, int64_t dim) { return softmax(OpId::softmax, t, dim); }, py::arg("input"), py::arg("dim"));
-  m.def("log_softmax", [](const TensorPtr& t, int64_t dim) { return softmax(OpId::log_softmax, t, dim); }, py::arg("input"), py::arg("dim"));
+  m.def("softmax", [](const TensorPtr& t, const py::object& dim) { return softmax(OpId::softmax, t, int64_arg("softmax", "dim", dim)); }, py::arg("input"), py::arg("dim"));
+  m.def("log_softmax", [](const TensorPtr& t, const py::object& dim) {
+    return softmax(OpId::log_softmax, t, int64_arg("log_softmax", "dim", dim));
+  }, py::arg("input"), py::arg("dim"));
   m.def("matmul", &matmul, py::arg("input"), py::arg("other"));
 
   // ---- the registry, for the coverage matrix and the docs table ----

@@ -63,7 +63,7 @@ Scalar scalar_arg(const char* op, const py::handle& obj) {
   // numpy scalars
   py::module_ np = py::module_::import("numpy");
   if (py::isinstance(obj, np.attr("bool_"))) return Scalar::from_bool(obj.cast<bool>());
-  if (py::isinstance(obj, np.attr("integer"))) return Scalar::from_int(obj.cast<int64_t>());
+  if (py::isinstance(obj, np.attr("integer"))) return Scalar::from_int(int64_arg(op, "integer", obj));
   if (py::isinstance(obj, np.attr("floating"))) return Scalar::from_double(obj.cast<double>());
   throw TypeError(std::string("[") + op + "] expected a number, got " + std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
@@ -84,20 +84,35 @@ TensorPtr optional_tensor_arg(const char* op, const char* name, const py::handle
   return obj.cast<TensorPtr>();
 }
 
+int64_t int64_arg(const char* op, const char* what, const py::handle& obj) {
+  py::object num = py::reinterpret_borrow<py::object>(obj);
+  if (!PyLong_Check(obj.ptr())) {
+    if (!py::hasattr(obj, "__index__"))
+      throw TypeError(std::string("[") + op + "] expected an int " + what + ", got " +
+                      std::string(py::str(py::type::of(obj).attr("__name__"))));
+    num = obj.attr("__index__")();
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(num.ptr(), &overflow);
+  if (overflow)
+    throw ValueError(std::string("[") + op + "] " + what + " " + std::string(py::str(num)) +
+                     " does not fit in 64 bits (signed)");
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return int64_t(v);
+}
+
 std::vector<int64_t> int_list_arg(const char* op, const py::handle& obj) {
-  if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return {int64_arg(op, "size", obj)};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
     std::vector<int64_t> r;
     for (auto item : obj) {
-      if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr())) {
-        if (py::hasattr(item, "__index__")) { r.push_back(item.attr("__index__")().cast<int64_t>()); continue; }
+      if ((!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr())) && !py::hasattr(item, "__index__"))
         throw TypeError(std::string("[") + op + "] expected ints, got " + std::string(py::repr(obj)));
-      }
-      r.push_back(item.cast<int64_t>());
+      r.push_back(int64_arg(op, "size", item));
     }
     return r;
   }
-  if (py::hasattr(obj, "__index__")) return {obj.attr("__index__")().cast<int64_t>()};
+  if (py::hasattr(obj, "__index__")) return {int64_arg(op, "size", obj)};
   throw TypeError(std::string("[") + op + "] expected an int or a sequence of ints, got " + std::string(py::repr(obj)));
 }
 

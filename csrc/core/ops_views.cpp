@@ -191,7 +191,7 @@ TensorPtr slice(const TensorPtr& t, int64_t dim, std::optional<int64_t> start_in
   auto clampi = [&](int64_t v) { if (v < 0) v += size; return std::min(std::max<int64_t>(v, 0), size); };
   int64_t start = start_in ? clampi(*start_in) : 0;
   int64_t stop = stop_in ? clampi(*stop_in) : size;
-  int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t len = stop > start ? 1 + (stop - start - 1) / step : 0;  // no overflow for a step near 2**63
   Shape s = t->shape, st = t->strides;
   s[dim] = len;
   int64_t off = t->offset + (len > 0 ? start * st[dim] : 0);

@@ -1,7 +1,7 @@
 """bessemer: tensors and neural networks with the same numbers on every backend.
 
 The C++ core (``bessemer._core``) holds tensors, devices, the op registry and the backends; this
-package adds torch-style signatures and conveniences on top. See ../shared/DESIGN.md for the contract.
+package adds torch-style signatures and conveniences on top. See docs/architecture.md.
 """
 
 import sys as _sys
@@ -29,6 +29,7 @@ from ._core import (
     available_devices,
     device,
     dtype_from_name,
+    from_dlpack,
     from_numpy,
     get_default_device,
     get_num_threads,
@@ -54,6 +55,7 @@ long = int64
 int = int32  # noqa: A001
 
 from . import (
+    _interop,  # noqa: E402,F401  (NumPy operands and Tensor.__array_ufunc__)
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
     autograd,
     io,

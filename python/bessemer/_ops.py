@@ -26,10 +26,14 @@ _BM_TO_NUMPY = {v: k for k, v in _NUMPY_TO_BM.items()}
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
-def _sizes(size) -> list[int]:
-    if len(size) == 1 and not isinstance(size[0], builtins.int):
-        return list(size[0])
-    return list(size)
+def _sizes(size, op: str) -> list[int]:
+    """f(2, 3) / f((2, 3)) / f([2, 3]) as a list; a size beyond 64 bits names ``op`` (the core names
+    the function it is called through, which for bm.zeros is full)."""
+    sizes = list(size[0]) if len(size) == 1 and not isinstance(size[0], builtins.int) else list(size)
+    for s in sizes:
+        if isinstance(s, builtins.int) and not -(2**63) <= s < 2**63:
+            raise ValueError(f"[{op}] size {s} does not fit in 64 bits (signed)")
+    return sizes
 
 
 def _requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
@@ -80,20 +84,20 @@ def _tensor(data, dtype, device) -> Tensor:
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    t = _core.full(list(size) if not isinstance(size, builtins.int) else [size], fill_value, dtype, device)
+    t = _core.full(_sizes((size,), "full"), fill_value, dtype, device)
     return _requires_grad(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.full(_sizes(size), 0, dtype or _dt.float32, device), requires_grad)
+    return _requires_grad(_core.full(_sizes(size, "zeros"), 0, dtype or _dt.float32, device), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.full(_sizes(size), 1, dtype or _dt.float32, device), requires_grad)
+    return _requires_grad(_core.full(_sizes(size, "ones"), 1, dtype or _dt.float32, device), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.empty(_sizes(size), dtype, device), requires_grad)
+    return _requires_grad(_core.empty(_sizes(size, "empty"), dtype, device), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

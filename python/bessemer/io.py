@@ -16,6 +16,7 @@ tensors on any device go straight between the file and the device's memory, one 
 
 from __future__ import annotations
 
+import errno
 import json
 import mmap
 import os
@@ -119,21 +120,43 @@ def _header_bytes(items: list[tuple[str, Tensor]], metadata: dict[str, str] | No
     return struct.pack("<Q", len(text)) + text
 
 
-def _atomic_write(path, write: Callable) -> None:
+def _save_error(code: int, message: str) -> OSError:
+    """The OSError subclass of ``code`` (FileNotFoundError...) whose str() is ``message`` (which
+    names the path); errno is set. (With strerror or filename set too, str() would begin
+    "[Errno 2]" instead of "[op]".)"""
+    cls = type(OSError(code, ""))
+    e = cls(message)
+    e.errno = code
+    return e
+
+
+def _atomic_write(path, write: Callable, op: str = "save_file") -> None:
     """Write to a new file beside `path`, then rename it over `path`: readers see the old file or
-    the complete new one, never a partial file."""
+    the complete new one, never a partial file. A failure to create or rename the file (no such
+    folder, no permission, `path` is a folder) names `path` as the user gave it, never the
+    temporary file."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        what = "is not a folder" if os.path.exists(directory) else "does not exist"
+        code = errno.ENOTDIR if os.path.exists(directory) else errno.ENOENT
+        raise _save_error(code, f"[{op}] cannot save to {path!r}: the folder {directory!r} {what}")
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # O_EXCL: never follow or clobber someone else's file; 0o666 lets the umask decide permissions
     # as for any newly created file.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as e:
+        raise _save_error(e.errno, f"[{op}] cannot save to {path!r}: {e.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            raise _save_error(e.errno, f"[{op}] cannot save to {path!r}: {e.strerror}") from None
     except BaseException:
         try:
             os.unlink(tmp)

@@ -13,6 +13,7 @@ import builtins
 
 from . import _core
 from ._core import Tensor
+from ._ops import _sizes
 
 __all__ = ["Generator", "manual_seed", "initial_seed", "rand", "randn", "default_generator", "get_rng_state",
            "set_rng_state"]
@@ -81,21 +82,17 @@ def default_generator(device=None):
     return _core.default_generator(device)
 
 
-def _sizes(size):
-    if len(size) == 1 and not isinstance(size[0], builtins.int):
-        return list(size[0])
-    return list(size)
-
-
 def rand(*size, dtype=None, device=None, generator: Generator | None = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    t = _core.empty(_sizes(size), dtype, device if device is not None or generator is None else generator.device)
+    device = device if device is not None or generator is None else generator.device
+    t = _core.empty(_sizes(size, "rand"), dtype, device)
     t = _core.uniform_(t, 0.0, 1.0, _raw(generator))
     return t.requires_grad_() if requires_grad else t
 
 
 def randn(*size, dtype=None, device=None, generator: Generator | None = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    t = _core.empty(_sizes(size), dtype, device if device is not None or generator is None else generator.device)
+    device = device if device is not None or generator is None else generator.device
+    t = _core.empty(_sizes(size, "randn"), dtype, device)
     t = _core.normal_(t, 0.0, 1.0, _raw(generator))
     return t.requires_grad_() if requires_grad else t

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 
 import numpy as np
 
 from . import _core
+from .io import _atomic_write
 
 _dt = _core.dtype
 
@@ -47,17 +47,8 @@ def save(obj, f) -> None:
     if hasattr(f, "write"):
         pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
         return
-    path = os.fspath(f)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".bessemer-save-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    # The safetensors writer's atomic write: errors name `f`, never the temporary file.
+    _atomic_write(os.fspath(f), lambda fh: pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL), "save")
 
 
 def load(f, map_location=None):
