@@ -14,7 +14,7 @@ from op_cases import Case, _dims_id, _reduce_raises  # noqa: F401  (op_cases is 
 
 def _t(x):
     import torch
-    return torch.from_numpy(np.ascontiguousarray(x))
+    return torch.from_numpy(np.array(x))  # (ascontiguousarray would make a 0-d array 1-D)
 
 
 def _np(t):

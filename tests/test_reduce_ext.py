@@ -16,6 +16,9 @@ import bessemer as bm
 from bessemer.testing import assert_close
 from harness import DEVICES, LAYOUTS, TOL, dtypes_on, make_input
 
+# torch warns when N - correction <= 0 (0-d and empty inputs); both sides then give inf / nan.
+pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
+
 FLOATS = [bm.float32, bm.float16, bm.bfloat16, bm.float64]
 INTS = [bm.int32, bm.int64]
 _TORCH = {bm.float32: torch.float32, bm.float16: torch.float16, bm.bfloat16: torch.bfloat16,
@@ -25,7 +28,7 @@ _TORCH = {bm.float32: torch.float32, bm.float16: torch.float16, bm.bfloat16: tor
 def _pair(shape, dtype, device, layout, seed=0, domain="any"):
     """(bessemer tensor, torch tensor of the same values, in the same dtype)."""
     x, v = make_input(shape, dtype, device, layout, np.random.default_rng(seed), domain)
-    return x, torch.from_numpy(np.ascontiguousarray(v)).to(_TORCH[dtype])
+    return x, torch.from_numpy(np.array(v)).to(_TORCH[dtype])
 
 
 def _np(t):
@@ -197,7 +200,7 @@ def test_sort_nan_is_largest(device):
         x, t = _with_nans(device, dtype)
         for desc in (False, True):
             v, i = bm.sort(x, -1, descending=desc, stable=True)
-            tv, ti = torch.sort(t, -1, descending=desc, stable=True)
+            tv, ti = torch.sort(t, dim=-1, descending=desc, stable=True)
             np.testing.assert_array_equal(v.to(bm.float32).numpy(), _np(tv))
             np.testing.assert_array_equal(i.numpy(), ti.numpy())
 
@@ -207,7 +210,7 @@ def test_topk(device, layout):
     for dtype in dtypes_on(device, FLOATS + INTS):
         x, t = _pair((4, 6), dtype, device, layout, seed=1)
         n = x.shape[-1] if x.ndim else 1
-        for k in sorted({0, 1, min(3, n), n}):
+        for k in sorted({0, min(1, n), min(3, n), n}):
             for largest in (True, False):
                 v, i = bm.topk(x, k, largest=largest)
                 tv, ti = torch.topk(t, k, largest=largest)
@@ -411,8 +414,7 @@ def test_prod_cumprod_gradient_at_zeros(device):
         x = bm.tensor(v, device=device, requires_grad=True)
         t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
         y, yt = fn(x), fn(t)
-        gy = torch.from_numpy(g[tuple(slice(0, s) for s in yt.shape)].copy()) if yt.ndim else torch.tensor(0.7,
-                                                                                                         dtype=torch.float64)
+        gy = torch.from_numpy(g.reshape(-1)[:yt.numel()].reshape(tuple(yt.shape)).copy())
         y.backward(bm.tensor(gy.numpy().astype(np.float32), device=device))
         yt.backward(gy)
         assert_close(x.grad, t.grad.numpy(), 1e-5, 1e-5, check_dtype=False)

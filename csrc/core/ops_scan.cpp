@@ -27,12 +27,6 @@ TensorPtr int_tensor(const std::vector<int64_t>& v, Device* dev) {
   return from_host(v.data(), {int64_t(v.size())}, {int64_t(sizeof(int64_t))}, DType::Int64, dev);
 }
 
-// A 0-d tensor is sorted / selected as a 1-element row: fn on the (1,) view, reshaped back.
-template <typename F>
-auto as_row(const TensorPtr& t, F&& fn) {
-  return fn(t->ndim() == 0 ? reshape(t, {1}) : t);
-}
-
 }  // namespace
 
 TensorPtr cumsum(const TensorPtr& t, int64_t dim, std::optional<DType> dtype) { return scan(OpId::cumsum, t, dim, dtype); }
@@ -87,11 +81,10 @@ std::pair<TensorPtr, TensorPtr> topk(const TensorPtr& t, int64_t k, int64_t dim,
   if (k < 0 || k > size)
     throw IndexError("[topk] k (" + std::to_string(k) + ") is out of range for dim " + std::to_string(dim) +
                      " of size " + std::to_string(size));
-  if (t->ndim() == 0 && k == 1) return {clone(t), argsort(t, 0, largest)};
-  return as_row(t, [&](const TensorPtr& x) {
-    TensorPtr idx = slice(argsort(x, d, largest), d, 0, k, 1);
-    return std::pair<TensorPtr, TensorPtr>{take_along_dim(x, idx, d), contiguous(idx)};
-  });
+  // A 0-d input gives itself for k = 0 and 1 alike, as torch does.
+  if (t->ndim() == 0) return {clone(t), argsort(t, 0, largest)};
+  TensorPtr idx = slice(argsort(t, d, largest), d, 0, k, 1);
+  return {take_along_dim(t, idx, d), contiguous(idx)};
 }
 
 std::pair<TensorPtr, TensorPtr> median_dim(const TensorPtr& t, int64_t dim, bool keepdim) {

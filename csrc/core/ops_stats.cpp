@@ -24,7 +24,7 @@ void require_float(const char* op, const TensorPtr& t) {
 
 // True when one of `dims` (empty: every dim) has size 0: the reduction is over no elements.
 bool reduces_nothing(const TensorPtr& t, const Dims& dims) {
-  if (dims.empty()) return t->numel() == 0;
+  if (dims.empty() || t->ndim() == 0) return t->numel() == 0;  // a 0-d tensor: dim 0 / -1 is every element
   for (int64_t d : dims)
     if (t->shape[size_t(normalize_dim("reduce", d, t->ndim()))] == 0) return true;
   return false;
