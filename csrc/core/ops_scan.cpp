@@ -52,7 +52,8 @@ TensorPtr take_along_dim(const TensorPtr& t, const TensorPtr& index, int64_t dim
   if (!ok)
     throw ValueError(tag(op) + "index of shape " + shape_str(index->shape) + " does not match input of shape " +
                      shape_str(t->shape) + " outside dim " + std::to_string(dim));
-  if (index->numel() == 0) return empty_tensor(index->shape, t->dtype, t->device());
+  if (index->numel() == 0)  // an empty view of t, so the result still belongs to t's graph
+    return reshape(slice(reshape(t, {-1}), 0, 0, 0, 1), Dims(index->shape.begin(), index->shape.end()));
   // Linear positions into the contiguous (row-major) order of t: index * stride(dim) plus each
   // other dim's coordinate times its stride; then rows of the flattened t (differentiable).
   const Shape cs = contiguous_strides(t->shape);
