@@ -8,8 +8,11 @@
 //                   come before it (smaller keys, or equal keys at smaller positions, which makes
 //                   the sort stable); it writes its own position at out[rank]. NaN sorts as the
 //                   largest key; descending reverses the key order and keeps equal keys stable.
-//                   O(len) work per element: simple and race-free (ranks are distinct), meant for
-//                   the short rows sort / topk / median usually see.
+//                   O(len) work per element: race-free (ranks are distinct) and fully parallel,
+//                   for rows up to a few hundred elements.
+//   sort_merge_*    longer rows: one thread per row, a bottom-up stable merge sort of positions
+//                   in a scratch buffer (two halves of len longs per row, ping-ponged), then the
+//                   positions are written out: O(len log len) per row.
 #include <metal_stdlib>
 #include "dtypes.h"
 #include "kargs_scan.h"
@@ -98,10 +101,50 @@ kernel void sort_argsort(device const T* in [[buffer(0)]],
   out[ob + rank * a.out_stride] = i;
 }
 
-// ---------- instantiations: "scan_cumsum_<dtype>", "scan_cumprod_<dtype>", "sort_argsort_<dtype>" ----------
+// a strictly before b in the requested order (descending: the reversed key order, NaN first).
+template <typename K>
+inline bool order_before(K a, K b, bool desc) {
+  return desc ? key_before(b, a) : key_before(a, b);
+}
+
+template <typename T>
+kernel void sort_merge(device const T* in [[buffer(0)]],
+                       device long* out [[buffer(1)]],
+                       device long* scratch [[buffer(2)]],
+                       constant ScanArgs& a [[buffer(3)]],
+                       uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= a.n_rows) return;
+  typedef typename SortKey<T>::K K;
+  long ib, ob;
+  scan_row_offsets(a, long(gid), ib, ob);
+  const long n = a.len, st = a.in_stride;
+  const bool desc = a.flag != 0;
+  long src = long(gid) * 2 * n, dst = src + n;  // offsets of this row's two halves in scratch
+  for (long i = 0; i < n; ++i) scratch[src + i] = i;
+  for (long w = 1; w < n; w *= 2) {
+    for (long lo = 0; lo < n; lo += 2 * w) {
+      const long mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      long i = lo, j = mid;
+      for (long k = lo; k < hi; ++k) {
+        // the right run's head goes first only when strictly before the left's: stable
+        const bool take_right =
+            i >= mid ||
+            (j < hi && order_before(K(in[ib + scratch[src + j] * st]), K(in[ib + scratch[src + i] * st]), desc));
+        scratch[dst + k] = take_right ? scratch[src + j++] : scratch[src + i++];
+      }
+    }
+    const long t = src;
+    src = dst;
+    dst = t;
+  }
+  for (long k = 0; k < n; ++k) out[ob + k * a.out_stride] = scratch[src + k];
+}
+
+// ---------- instantiations: "scan_cumsum_<dtype>", "scan_cumprod_<dtype>", "sort_argsort_<dtype>", "sort_merge_<dtype>" ----------
 
 #define BM_SCAN_INSTANTIATE(T, NAME)                                                                         \
   template [[host_name("scan_cumsum_" #NAME)]] [[kernel]] decltype(scan_cumsum<T>) scan_cumsum<T>;          \
   template [[host_name("scan_cumprod_" #NAME)]] [[kernel]] decltype(scan_cumprod<T>) scan_cumprod<T>;       \
-  template [[host_name("sort_argsort_" #NAME)]] [[kernel]] decltype(sort_argsort<T>) sort_argsort<T>;
+  template [[host_name("sort_argsort_" #NAME)]] [[kernel]] decltype(sort_argsort<T>) sort_argsort<T>;       \
+  template [[host_name("sort_merge_" #NAME)]] [[kernel]] decltype(sort_merge<T>) sort_merge<T>;
 BM_FOR_EACH_DTYPE(BM_SCAN_INSTANTIATE)

@@ -80,6 +80,11 @@ def _argsort_rows():
     # values of small integers: many ties, whose order only a stable sort fixes
     rows.append(Case("argsort", lambda x: bm.argsort(x, 0, True), _argsort_ref(0, True),
                      dtypes=list(ALL_DTYPES), domain="exp", out="int64", shape=(9, 3), variant="ties"))
+    # rows past the Metal rank sort's limit (256): the per-row merge sort, with ties, both orders
+    for desc in (False, True):
+        rows.append(Case("argsort", (lambda s: lambda x: bm.argsort(x, -1, s))(desc), _argsort_ref(-1, desc),
+                         dtypes=list(ALL_DTYPES), domain="exp", out="int64", shape=(2, 300),
+                         variant="long_rows" + ("_desc" if desc else "")))
     return rows
 
 

@@ -205,6 +205,22 @@ def test_sort_nan_is_largest(device):
             np.testing.assert_array_equal(i.numpy(), ti.numpy())
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_long_rows(device):
+    """Rows longer than Metal's rank sort takes (the merge sort), strided, with ties and NaN."""
+    rng = np.random.default_rng(9)
+    v = rng.integers(-20, 20, (1001, 3)).astype(np.float32)
+    v[rng.random(v.shape) < 0.05] = np.nan
+    x = bm.tensor(v, device=device)
+    for desc in (False, True):
+        vals, idx = bm.sort(x, 0, descending=desc)
+        tv, ti = torch.sort(torch.from_numpy(v), dim=0, descending=desc, stable=True)
+        np.testing.assert_array_equal(vals.numpy(), tv.numpy())
+        np.testing.assert_array_equal(idx.numpy(), ti.numpy())
+    v, i = bm.topk(x, 5, dim=0)
+    np.testing.assert_array_equal(v.numpy(), torch.topk(torch.from_numpy(x.numpy()), 5, dim=0).values.numpy())
+
+
 @pytest.mark.parametrize("device,layout", PARAMS)
 def test_topk(device, layout):
     for dtype in dtypes_on(device, FLOATS + INTS):

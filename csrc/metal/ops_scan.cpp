@@ -12,6 +12,10 @@ namespace bm::metal {
 
 namespace {
 
+// argsort rows longer than this run the per-row merge sort; shorter ones the rank sort (one
+// thread per element, O(len) each, all in parallel).
+constexpr int64_t kRankSortMax = 256;
+
 // The op's dim plays the reduced dim of a reduction plan (as for softmax); the other dims, merged,
 // number the rows. per_element: one thread per element (argsort) instead of one per row.
 void run_rows(const KernelCall& c, const char* base, bool per_element) {
@@ -36,6 +40,12 @@ void run_rows(const KernelCall& c, const char* base, bool per_element) {
       a.in_strides[d] = rows[d].in_st;
       a.out_strides[d] = rows[d].out_st;
       a.n_rows *= rows[d].size;
+    }
+    if (per_element && a.len > kRankSortMax) {
+      TensorPtr scratch = empty_tensor({a.n_rows * a.len * 2}, DType::Int64, out.device());
+      be.dispatch(kernel_name("sort_merge", in.dtype), {{&in, 0}, {&out, 1}, {scratch.get(), 2}}, &a, sizeof(a), 3,
+                  Size3{uint64_t(a.n_rows), 1, 1}, group_1d(a.n_rows));
+      return;
     }
     const int64_t threads = per_element ? a.n_rows * a.len : a.n_rows;
     be.dispatch(kernel_name(base, in.dtype), {{&in, 0}, {&out, 1}}, &a, sizeof(a), 2, Size3{uint64_t(threads), 1, 1},
