@@ -399,6 +399,7 @@ def test_max_min(device, layout):
                     v, i = fn(x, dim, keepdim=keep)
                     tv, ti = tfn(t, dim, keepdim=keep)
                     assert fn(x, dim).values.shape == tuple(tfn(t, dim).values.shape)
+                    assert type(fn(x, dim)).__name__ == type(tfn(t, dim)).__name__ == name
                     _close(v, tv)
                     np.testing.assert_array_equal(i.numpy(), ti.numpy())
 
