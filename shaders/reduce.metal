@@ -1,4 +1,4 @@
-// Reductions over any set of dims: sum mean amax amin argmax argmin (one Op struct each) and var.
+// Reductions over any set of dims: sum prod mean amax amin argmax argmin (one Op struct each) and var.
 //
 // Kernel shapes, chosen by the host (csrc/metal/ops_reduce.cpp):
 //   reduce_*_thread   one thread per output element looping over its reduced elements: for short
@@ -56,6 +56,19 @@ struct SumOp {
   static S combine(S a, S b) { return a + b; }
   static S simd_reduce(S v) { return simd_all_sum(v); }
   static void store(device Out* out, long at, S s, constant ReduceArgs&) { out[at] = Out(s); }
+};
+
+// prod: the sum's state types; the simd tree multiplies lanes pairwise (commutative, so every lane
+// ends with the same bits).
+template <typename T>
+struct ProdOp : SumOp<T> {
+  typedef typename SumOp<T>::S S;
+  static S identity() { return S(1); }
+  static S combine(S a, S b) { return a * b; }
+  static S simd_reduce(S v) {
+    for (ushort m = BM_SIMD_WIDTH / 2; m > 0; m >>= 1) v *= simd_xor_shuffle(v, m);
+    return v;
+  }
 };
 
 template <typename T>
@@ -376,6 +389,7 @@ template <typename T> struct ArgminOp : ArgOp<T, false> {};
 
 #define BM_REDUCE_ALL(T, NAME)      \
   BM_REDUCE_OP(sum, SumOp<T>, NAME) \
+  BM_REDUCE_OP(prod, ProdOp<T>, NAME) \
   BM_REDUCE_OP(amax, AmaxOp<T>, NAME) \
   BM_REDUCE_OP(amin, AminOp<T>, NAME)
 BM_FOR_EACH_DTYPE(BM_REDUCE_ALL)

@@ -132,3 +132,47 @@ NN_GRAD_ROWS: dict[str, str] = {
 } | {op: "tests/test_autograd_index.py" for op in ("index_select", "index_add")} | {
     "dropout": "tests/test_nn_autograd.py"
 }
+
+# ---- issue 12's reductions, scans and sorting: the prod / cumsum / cumprod rows' rules, and the
+# compositions whose gradients come from other rows (std, logsumexp, norm; sort / topk / median
+# values through take_along_dim's index_select; max / min along a dim through a one-hot mask).
+# Sorting rows run along the last dim: the broadcast layout repeats rows, so ties along dim 0
+# would route the gradient by tie order, which torch leaves unspecified. ----
+_NOT_0D_OR_EMPTY_REDUCE = ("contiguous", "transposed", "sliced", "offset", "broadcast")
+CASES += [
+    GradCase("prod", lambda x: x.prod(), lambda x: x.prod()),
+    GradCase("prod", lambda x: x.prod(-1, keepdim=True), lambda x: x.prod(-1, keepdim=True), variant="dim"),
+    GradCase("prod", lambda x: bm.where(x > 0.3, x, 0.0).prod(-1), lambda x: torch.where(x > 0.3, x, 0.0).prod(-1),
+             ((4, 5),), variant="zeros", double_backward=False),
+    GradCase("cumsum", lambda x: x.cumsum(-1), lambda x: x.cumsum(-1)),
+    GradCase("cumsum", lambda x: bm.cumsum(x, 0), lambda x: torch.cumsum(x, 0), variant="dim0"),
+    GradCase("cumprod", lambda x: x.cumprod(-1), lambda x: x.cumprod(-1)),
+    GradCase("cumprod", lambda x: bm.where(x > 0.3, x, 0.0).cumprod(-1),
+             lambda x: torch.where(x > 0.3, x, 0.0).cumprod(-1), ((4, 6),), variant="zeros", double_backward=False),
+    GradCase("std", lambda x: x.std(), lambda x: x.std(), layouts=_NOT_0D_OR_EMPTY_REDUCE),
+    GradCase("std", lambda x: bm.std(x, dim=0, correction=0, keepdim=True),
+             lambda x: torch.std(x, dim=0, correction=0, keepdim=True), variant="dim",
+             layouts=("contiguous", "transposed", "sliced", "offset")),  # broadcast: equal rows, std 0, sqrt' inf
+    GradCase("logsumexp", lambda x: bm.logsumexp(x, -1), lambda x: torch.logsumexp(x, -1)),
+    GradCase("logsumexp", lambda x: bm.logsumexp(x, (0, 1), keepdim=True),
+             lambda x: torch.logsumexp(x, (0, 1), keepdim=True), ((2, 3, 4),), variant="dims", layouts=_NOT_0D),
+    GradCase("norm", lambda x: x.norm(), lambda x: x.norm(), layouts=_NOT_EMPTY),
+    GradCase("norm", lambda x: bm.norm(x, 3, dim=-1), lambda x: torch.norm(x, 3, dim=-1), variant="p3",
+             layouts=_NOT_EMPTY),
+    GradCase("norm", lambda x: bm.linalg.vector_norm(x, float("inf"), dim=-1),
+             lambda x: torch.linalg.vector_norm(x, float("inf"), dim=-1), variant="inf", layouts=_NOT_EMPTY),
+    GradCase("norm", lambda x: bm.linalg.vector_norm(x, 1), lambda x: torch.linalg.vector_norm(x, 1), variant="l1",
+             double_backward=False),  # |x|'' is 0 almost everywhere; torch's sgn' graph differs
+    GradCase("sort", lambda x: bm.sort(x, -1).values, lambda x: torch.sort(x, -1).values),
+    GradCase("sort", lambda x: bm.sort(x, -1, descending=True).values,
+             lambda x: torch.sort(x, -1, descending=True).values, variant="descending"),
+    GradCase("topk", lambda x: bm.topk(x, 2).values, lambda x: torch.topk(x, 2).values,
+             layouts=_NOT_0D_OR_EMPTY_REDUCE),
+    GradCase("median", lambda x: bm.median(x, -1).values, lambda x: torch.median(x, -1).values,
+             ((3, 5),), layouts=_NOT_0D_OR_EMPTY_REDUCE),
+    GradCase("median", lambda x: bm.median(x), lambda x: torch.median(x), ((3, 5),), variant="all",
+             layouts=("contiguous", "transposed", "sliced", "offset")),  # broadcast: tied medians over the rows
+    GradCase("max_dim", lambda x: bm.max(x, -1).values, lambda x: torch.max(x, -1).values, layouts=_NOT_EMPTY),
+    GradCase("max_dim", lambda x: bm.min(x, -1, keepdim=True).values,
+             lambda x: torch.min(x, -1, keepdim=True).values, variant="min", layouts=_NOT_EMPTY),
+]

@@ -477,3 +477,8 @@ CASES += [
 from op_cases_training import training_cases  # noqa: E402
 
 CASES += training_cases()
+
+# ---- issue 12's reductions, scans and sorting rows (prod, cumsum, cumprod, argsort): op_cases_reduce.py.
+from op_cases_reduce import reduce_cases  # noqa: E402
+
+CASES += reduce_cases()

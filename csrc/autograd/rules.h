@@ -46,5 +46,7 @@ const GradRule* grad_rule(OpId op);
 
 // Fills the nn ops' rows (rules_nn.cpp) into the table indexed by OpId.
 void register_nn_rules(GradRule* table);
+// Fills prod / cumsum / cumprod's rows (rules_reduce.cpp).
+void register_reduce_rules(GradRule* table);
 
 }  // namespace bm

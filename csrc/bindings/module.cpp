@@ -31,6 +31,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_index(m);
   bm::bind::init_memory(m);
   bm::bind::init_cuda_compile(m);
+  bm::bind::init_reduce_ext(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

@@ -313,6 +313,7 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
   // Empty-input shortcuts, only after every check has passed.
   if (row.shape_rule == ShapeRule::Reduce && call.in[0]->numel() == 0) {
     if (op == OpId::sum) { fill_into(kout, Scalar::from_int(0)); return out; }
+    if (op == OpId::prod) { fill_into(kout, Scalar::from_int(1)); return out; }
     if (op == OpId::mean || op == OpId::var) { fill_into(kout, Scalar::from_double(NAN)); return out; }
     if (op == OpId::any || op == OpId::all) { fill_into(kout, Scalar::from_bool(op == OpId::all)); return out; }
     throw ValueError(tag(row) + "cannot reduce over a dimension of size zero (input shape " +

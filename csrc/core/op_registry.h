@@ -80,6 +80,8 @@ struct OpArgs {
   // already found nonzero, so integer kernels skip their division-by-zero scan.
   int64_t index_dim = 0;
   bool divisor_checked = false;
+  // argsort (core/ops_scan.cpp): descending order (NaN first); the dim is args.dim.
+  bool descending = false;
 };
 
 // The most tensor inputs an op takes (adam_step: grad and three state tensors).

@@ -97,7 +97,12 @@
   X(floor_divide, 2, 1, Promote,     Elementwise, kFloatMask | kIntMask)        \
   X(remainder,   2, 1, Promote,      Elementwise, kFloatMask | kIntMask)        \
   X(any,         1, 1, Compare,      Reduce,      kAllMask)                     \
-  X(all,         1, 1, Compare,      Reduce,      kAllMask)
+  X(all,         1, 1, Compare,      Reduce,      kAllMask)                     \
+  /* ---- prod, scans, sort (core/ops_scan.h, core/ops_stats.h) ---- */          \
+  X(prod,        1, 1, SumLike,      Reduce,      kAllMask)                     \
+  X(cumsum,      1, 1, SumLike,      SameShape,   kAllMask)                     \
+  X(cumprod,     1, 1, SumLike,      SameShape,   kAllMask)                     \
+  X(argsort,     1, 1, Index,        SameShape,   kAllMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -130,6 +135,12 @@
 // targets unique (the host keeps the last write of each). nonzero: out (n, ndim) int64, given.
 // floor_divide / remainder: torch's floor semantics; integer division by zero raises
 // ZeroDivisionError (checked before anything is written). any / all: bool output, any input dtype.
+
+// prod: a reduction like sum (bool/int -> int64, integers wrap like torch's int64 products; the
+// product over zero elements is 1). cumsum / cumprod: inclusive scans along args.dim, in input order
+// (half types accumulate in float, float32 in double on the CPU as torch does; integers in int64).
+// argsort: int64 positions along args.dim that sort each row, stable (equal keys keep their order),
+// NaN sorting as the largest value; args.descending reverses the order (NaN first), still stable.
 
 // Kernels whose fast path is not deterministic (the same inputs may give different bits from run to
 // run), as X(op, DeviceType) pairs: with bm.use_deterministic_algorithms(True) the dispatcher raises

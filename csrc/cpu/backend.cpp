@@ -32,6 +32,7 @@ class CpuBackend final : public Backend {
     cpu::register_norm_backward_kernels(*this);
     cpu::register_optim_kernels(*this);
     cpu::register_index_kernels(*this);
+    cpu::register_scan_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -26,6 +26,7 @@ void register_norm_backward_kernels(Backend& b);     // layer/batch_norm_backwar
                                                      // (nll_loss_backward: nn_misc.cpp)
 void register_optim_kernels(Backend& b);      // sgd_step adam_step              - optim.cpp
 void register_index_kernels(Backend& b);      // index_select index_add index_copy nonzero - index.cpp
+void register_scan_kernels(Backend& b);       // cumsum cumprod argsort          - scan.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

@@ -1,4 +1,4 @@
-// sum mean var amax amin: the ops plug into the loops of reduce_engine.h.
+// sum prod mean var amax amin any all: the ops plug into the loops of reduce_engine.h.
 //
 // The dispatcher has already cast bool/int sums to int64 and rejected non-float mean/var, but every
 // kernel template is instantiated for all seven dtypes, so the ops compile for each of them.
@@ -38,6 +38,18 @@ struct SumOp {
   State identity() const { return State(0); }
   template <typename V>
   static V comb(V a, V b) { return a + b; }
+  State load(T x, int64_t) const { return State(x); }
+  void store(char* o, State s, int64_t) const { put<T>(o, s); }
+};
+
+// prod: the sum's accumulator types (integers wrap in uint64 as torch's int64 products do).
+template <typename T>
+struct ProdOp {
+  using State = sum_acc_t<T>;
+  static constexpr bool kPlainLoad = true;
+  State identity() const { return State(1); }
+  template <typename V>
+  static V comb(V a, V b) { return a * b; }
   State load(T x, int64_t) const { return State(x); }
   void store(char* o, State s, int64_t) const { put<T>(o, s); }
 };
@@ -131,6 +143,11 @@ struct SumKernel {
 };
 
 template <typename T>
+struct ProdKernel {
+  static void run(const KernelCall& c) { run_reduce<T>(ReducePlan(*c.in[0], *c.out), ProdOp<T>{}); }
+};
+
+template <typename T>
 struct MeanKernel {
   static void run(const KernelCall& c) {
     ReducePlan p(*c.in[0], *c.out);
@@ -172,6 +189,7 @@ void register_reduce_kernels(Backend& b) {
   register_for_row<AminKernel>(b, OpId::amin);
   register_for_row<AnyKernel>(b, OpId::any);
   register_for_row<AllKernel>(b, OpId::all);
+  register_for_row<ProdKernel>(b, OpId::prod);
 }
 
 }  // namespace bm::cpu

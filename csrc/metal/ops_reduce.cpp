@@ -1,4 +1,4 @@
-// sum mean var amax amin argmax argmin on Metal (shaders/reduce.metal), and the registration of
+// sum prod mean var amax amin argmax argmin on Metal (shaders/reduce.metal), and the registration of
 // softmax/log_softmax (ops_softmax.cpp).
 //
 // The host turns (input, keepdim output, dims) into ReduceArgs: kept dims (one output each) and
@@ -131,7 +131,7 @@ void reduce_kernel(const KernelCall& c) {
   run_reduce(c, kBase);
 }
 
-constexpr char kSum[] = "reduce_sum", kMean[] = "reduce_mean", kVar[] = "reduce_var", kAmax[] = "reduce_amax",
+constexpr char kSum[] = "reduce_sum", kProd[] = "reduce_prod", kMean[] = "reduce_mean", kVar[] = "reduce_var", kAmax[] = "reduce_amax",
                kAmin[] = "reduce_amin", kArgmax[] = "reduce_argmax", kArgmin[] = "reduce_argmin",
                kAny[] = "reduce_any", kAll[] = "reduce_all";
 
@@ -146,6 +146,7 @@ void register_row(MetalBackend& b, OpId op, Kernel k) {
 
 void register_reduce_kernels(MetalBackend& b) {
   register_row(b, OpId::sum, &reduce_kernel<kSum>);
+  register_row(b, OpId::prod, &reduce_kernel<kProd>);
   register_row(b, OpId::mean, &reduce_kernel<kMean>);
   register_row(b, OpId::var, &reduce_kernel<kVar>);
   register_row(b, OpId::amax, &reduce_kernel<kAmax>);

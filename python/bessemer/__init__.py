@@ -59,6 +59,7 @@ from . import (
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
     autograd,
     io,
+    linalg,
     metal_sim,
     models,
     nn,
@@ -132,6 +133,23 @@ from ._ops import (  # noqa: E402
     var,
     where,
     zeros,
+)
+from ._reduce_ops import (  # noqa: E402
+    allclose,
+    argsort,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    equal,
+    isclose,
+    logsumexp,
+    median,
+    norm,
+    prod,
+    sort,
+    std,
+    topk,
+    unique,
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model

@@ -24,6 +24,8 @@ _NUMPY_TO_BM = {
 _BM_TO_NUMPY = {v: k for k, v in _NUMPY_TO_BM.items()}
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
+# torch.return_types.max / .min: named like torch's, so repr and type names read the same.
+_RETURN_TYPES = {"amax": namedtuple("max", ["values", "indices"]), "amin": namedtuple("min", ["values", "indices"])}
 
 
 def _sizes(size, op: str) -> list[int]:
@@ -173,8 +175,8 @@ def _max_min(input, dim, keepdim, other, reduce_op, arg_op, binary_op):
         pos = _core.arange(0, input.shape[d], 1, _dt.int64, input.device).reshape(shape)
         hit = pos == (indices if keepdim else indices.unsqueeze(d))
         values = _core.where(hit, input, 0).sum(dim=d, keepdim=keepdim)
-        return values_indices(values, indices)
-    return values_indices(input._reduce(reduce_op, [dim], keepdim), indices)
+        return _RETURN_TYPES[reduce_op](values, indices)
+    return _RETURN_TYPES[reduce_op](input._reduce(reduce_op, [dim], keepdim), indices)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):

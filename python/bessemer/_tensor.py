@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from . import _core, _ops
+from . import _core, _ops, _reduce_ops
 from ._core import Device, Tensor
 
 _dt = _core.dtype
@@ -120,6 +120,9 @@ for _name in ("sum", "mean", "var", "amax", "amin", "argmax", "argmin", "max", "
 _METHODS["clip"] = _METHODS["clamp"]
 for _name in ("floor_divide", "remainder", "any", "all", "index_select", "nonzero", "index_add", "index_copy"):
     _METHODS[_name] = _method(getattr(_ops, _name))
+
+for _name in _reduce_ops.METHODS:
+    _METHODS[_name] = _method(getattr(_reduce_ops, _name))
 
 
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
