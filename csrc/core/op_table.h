@@ -97,7 +97,9 @@
   X(floor_divide, 2, 1, Promote,     Elementwise, kFloatMask | kIntMask)        \
   X(remainder,   2, 1, Promote,      Elementwise, kFloatMask | kIntMask)        \
   X(any,         1, 1, Compare,      Reduce,      kAllMask)                     \
-  X(all,         1, 1, Compare,      Reduce,      kAllMask)
+  X(all,         1, 1, Compare,      Reduce,      kAllMask)                     \
+  /* ---- dtypes / factories (core/random.cpp): randint ---- */                 \
+  X(randint,     0, 1, Factory,      Given,       kIntMask | kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -130,6 +132,11 @@
 // targets unique (the host keeps the last write of each). nonzero: out (n, ndim) int64, given.
 // floor_divide / remainder: torch's floor semantics; integer division by zero raises
 // ZeroDivisionError (checked before anything is written). any / all: bool output, any input dtype.
+
+// randint: out[i] = low + (Philox bits of element i) mod (high - low), args.s0 = low, s1 = high (ints),
+// seed / rng_offset as uniform. A range of at most 2**32 takes one 32-bit word per element (block
+// rng_offset + i / 4, word i % 4, as uniform); a wider one two words (block rng_offset + i / 2,
+// words 2 * (i % 2) and the next, high word first), as float64 uniform draws them.
 
 // Kernels whose fast path is not deterministic (the same inputs may give different bits from run to
 // run), as X(op, DeviceType) pairs: with bm.use_deterministic_algorithms(True) the dispatcher raises
