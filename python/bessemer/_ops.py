@@ -66,7 +66,8 @@ def _tensor(data, dtype, device) -> Tensor:
     elif from_python and arr.dtype == np.float64:
         default = _core.get_default_dtype()  # Python floats: bm.get_default_dtype(), as torch
         arr = arr.astype(np.float32) if default == _dt.bfloat16 else arr.astype(_BM_TO_NUMPY[default])
-        dtype = default if default == _dt.bfloat16 else None
+        if dtype is None and default == _dt.bfloat16:  # numpy has none: the core casts from float32
+            dtype = default
     elif arr.dtype == np.uint64:  # no uint64 dtype: int64 when every value fits, else refused
         if arr.size and arr.max() > np.iinfo(np.int64).max:
             raise OverflowError(f"[tensor] value {arr.max()} does not fit in int64 (bessemer has no unsigned 64-bit "
