@@ -2,8 +2,12 @@
 // Names match bessemer's dtype names so the host can build "<kernel>_<dtype>" host names.
 #pragma once
 
+// MSL's char is signed (int8); the simulator and the CUDA build compile with signed char too.
 #define BM_FOR_EACH_DTYPE(X) \
   X(bool, bool)              \
+  X(char, int8)              \
+  X(uchar, uint8)            \
+  X(short, int16)            \
   X(int, int32)              \
   X(long, int64)             \
   X(half, float16)           \
@@ -20,6 +24,9 @@
   BM_DTYPES_INT(X, A)           \
   BM_DTYPES_FLOAT(X, A)
 #define BM_DTYPES_INT(X, A) \
+  X(char, int8, A)          \
+  X(uchar, uint8, A)        \
+  X(short, int16, A)        \
   X(int, int32, A)          \
   X(long, int64, A)
 #define BM_DTYPES_FLOAT(X, A) \

@@ -8,6 +8,11 @@
 template <typename T> struct bm_compute { typedef T type; };
 template <> struct bm_compute<half> { typedef float type; };
 template <> struct bm_compute<bfloat> { typedef float type; };
+// 8- and 16-bit integers compute in int (as C promotes them) and wrap on the store's narrowing
+// conversion, which keeps the low bits: the same values as torch's wrapping int8/uint8/int16 math.
+template <> struct bm_compute<char> { typedef int type; };
+template <> struct bm_compute<uchar> { typedef int type; };
+template <> struct bm_compute<short> { typedef int type; };
 
 // Element offsets of the first n operands for linear index i, row-major over args.shape. The
 // index math is 32-bit (a launch has fewer than 2^32 threads; 64-bit division is slow on GPUs),

@@ -75,6 +75,22 @@ struct RandomArgs {
   float b;
 };
 
+// randint_<dtype>: the RandomArgs layout, with the integer range instead of floats (op_table.h's
+// randint row): out = low + bits % range, `wide` when range > 2**32 (two words per element).
+struct RandintArgs {
+  bm_i64 numel;
+  bm_i64 index_base;
+  bm_i64 offset;
+  bm_i32 ndim;
+  bm_i32 wide;
+  bm_i64 shape[BM_MAX_DIMS];
+  bm_i64 strides[BM_MAX_DIMS];
+  bm_u64 seed;
+  bm_u64 rng_offset;
+  bm_i64 low;
+  bm_u64 range;
+};
+
 // matmul_<dtype>: out[b] (M x N) = a[b] (M x K) @ b[b] (K x N) for every batch entry b. Element (i, j)
 // of a is at a_offset + (batch offset) + i * a_rs + j * a_cs, likewise b and out; a batch entry's
 // offset comes from decomposing its index over batch_shape (batch_ndim merged dims, possibly with

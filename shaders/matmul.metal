@@ -90,5 +90,8 @@ kernel void matmul_tiled(device const T* a [[buffer(0)]],
 BM_INSTANTIATE_MATMUL(float, float, float32)
 BM_INSTANTIATE_MATMUL(half, float, float16)
 BM_INSTANTIATE_MATMUL(bfloat, float, bfloat16)
+BM_INSTANTIATE_MATMUL(char, uint, int8)
+BM_INSTANTIATE_MATMUL(uchar, uint, uint8)
+BM_INSTANTIATE_MATMUL(short, uint, int16)
 BM_INSTANTIATE_MATMUL(int, uint, int32)
 BM_INSTANTIATE_MATMUL(long, ulong, int64)

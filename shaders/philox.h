@@ -75,4 +75,14 @@ BM_PHILOX_FN float bm_normal_f32(bm_u32 w0, bm_u32 w1, bool odd_lane) {
   return odd_lane ? r * BM_PRECISE::sin(theta) : r * BM_PRECISE::cos(theta);
 }
 
+// randint's offset from low for element i of a draw: its bits modulo range (op_table.h's randint
+// row). A range of at most 2**32 uses word i % 4 of block first + i / 4; a wider one the 64 bits of
+// words (2 * (i % 2), 2 * (i % 2) + 1) of block first + i / 2, the first word high.
+BM_PHILOX_FN bm_u64 bm_randint_offset(bm_u64 seed, bm_u64 first, bm_u64 i, bm_u64 range, bool wide) {
+  if (!wide) return bm_u64(bm_philox_block(seed, first + i / 4).v[i % 4]) % range;
+  bm_philox_out r = bm_philox_block(seed, first + i / 2);
+  int w = int(i % 2) * 2;
+  return ((bm_u64(r.v[w]) << 32) | bm_u64(r.v[w + 1])) % range;
+}
+
 #endif  // BESSEMER_PHILOX_H

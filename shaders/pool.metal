@@ -42,7 +42,8 @@ kernel void max_pool2d(device const T* in [[buffer(0)]],
                        constant PoolArgs& a [[buffer(2)]],
                        uint gid [[thread_position_in_grid]]) {
   if (long(gid) >= a.n_out) return;
-  typedef conditional_t<is_floating_point_v<T>, float, T> S;
+  // int8/uint8/int16 compare as int, so the INT_MIN start value below stays the lowest
+  typedef conditional_t<is_floating_point_v<T>, float, conditional_t<is_same_v<T, long>, long, int>> S;
   const PoolPos p = pool_position(a, gid);
   S m;
   if (is_floating_point_v<T>) m = S(-INFINITY);

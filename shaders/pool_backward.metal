@@ -23,7 +23,8 @@ kernel void max_pool2d_with_indices(device const T* in [[buffer(0)]],
                                     constant PoolArgs& a [[buffer(2)]],
                                     uint gid [[thread_position_in_grid]]) {
   if (long(gid) >= a.n_out) return;
-  typedef conditional_t<is_floating_point_v<T>, float, T> S;
+  // int8/uint8/int16 compare as int, so the INT_MIN start value below stays the lowest
+  typedef conditional_t<is_floating_point_v<T>, float, conditional_t<is_same_v<T, long>, long, int>> S;
   const long ow = long(gid) % a.OW, r = long(gid) / a.OW, oh = r % a.OH, plane = r / a.OH + a.plane_base;
   const long n = plane / a.C, c = plane % a.C;
   const long base = a.in_offset + n * a.in_strides[0] + c * a.in_strides[1];

@@ -3,12 +3,23 @@
 // One thread per Philox block: it computes the block once and writes the (up to) four elements
 // whose logical indices fall in it, wherever the strided output puts them.
 #include <metal_stdlib>
+#include "dtypes.h"
 #include "kargs.h"
 #include "philox.h"
 using namespace metal;
 
 // Where the element with logical index `local` (row-major over args.shape) of this launch lives.
 inline long random_out_index(constant RandomArgs& args, long local) {
+  long dst = args.offset;
+  for (int d = args.ndim - 1; d >= 0; --d) {
+    dst += (local % args.shape[d]) * args.strides[d];
+    local /= args.shape[d];
+  }
+  return dst;
+}
+
+// The same for randint's arguments.
+inline long random_out_index_n(constant RandintArgs& args, long local) {
   long dst = args.offset;
   for (int d = args.ndim - 1; d >= 0; --d) {
     dst += (local % args.shape[d]) * args.strides[d];
@@ -58,6 +69,23 @@ kernel void random_normal(device T* out [[buffer(0)]],
     out[random_out_index(args, i - args.index_base)] = T(fma(z, args.b, args.a));
   }
 }
+
+// randint: one thread per element: low + bits % range (philox.h's bm_randint_offset), summed in
+// ulong so it wraps as the CPU's uint64 sum; half types go through float as on the CPU.
+template <typename T>
+kernel void random_randint(device T* out [[buffer(0)]],
+                           constant RandintArgs& args [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]]) {
+  if (long(gid) >= args.numel) return;
+  long i = args.index_base + long(gid);
+  ulong off = bm_randint_offset(args.seed, args.rng_offset, ulong(i), args.range, args.wide != 0);
+  long v = as_type<long>(ulong(args.low) + off);
+  out[random_out_index_n(args, long(gid))] = (is_same_v<T, half> || is_same_v<T, bfloat>) ? T(float(v)) : T(v);
+}
+
+#define BM_INSTANTIATE_RANDINT(T, NAME, UNUSED) \
+  template [[host_name("randint_" #NAME)]] [[kernel]] decltype(random_randint<T>) random_randint<T>;
+BM_DTYPES_NUMERIC(BM_INSTANTIATE_RANDINT, _)
 
 #define BM_INSTANTIATE_RANDOM(T, NAME)                                                                 \
   template [[host_name("uniform_" #NAME)]] [[kernel]] decltype(random_uniform<T>) random_uniform<T>; \

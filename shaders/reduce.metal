@@ -404,6 +404,9 @@ BM_FOR_EACH_DTYPE(BM_REDUCE_ANY_ALL)
 #define BM_REDUCE_ARG(T, NAME)              \
   BM_REDUCE_OP(argmax, ArgmaxOp<T>, NAME) \
   BM_REDUCE_OP(argmin, ArgminOp<T>, NAME)
+BM_REDUCE_ARG(char, int8)
+BM_REDUCE_ARG(uchar, uint8)
+BM_REDUCE_ARG(short, int16)
 BM_REDUCE_ARG(int, int32)
 BM_REDUCE_ARG(long, int64)
 BM_REDUCE_ARG(half, float16)

@@ -14,7 +14,10 @@ from bessemer.testing import assert_close
 DEVICES = [str(d) for d in bm.available_devices()]
 LAYOUTS = ["contiguous", "transposed", "sliced", "offset", "broadcast", "0d", "empty"]
 FLOATS = [bm.float32, bm.float16, bm.bfloat16, bm.float64]
-INTS = [bm.int32, bm.int64]
+INTS = [bm.int32, bm.int64, bm.int8, bm.uint8, bm.int16]
+SMALL_INTS = [bm.int8, bm.uint8, bm.int16]  # integer results wrap to these widths (torch's semantics)
+NUMPY_DTYPE = {bm.bool: np.bool_, bm.int8: np.int8, bm.uint8: np.uint8, bm.int16: np.int16, bm.int32: np.int32,
+               bm.int64: np.int64, bm.float16: np.float16, bm.float32: np.float32, bm.float64: np.float64}
 ALL_DTYPES = FLOATS + INTS + [bm.bool]
 
 # Tolerances for a result computed in `dtype` against a float64 reference.
@@ -25,6 +28,9 @@ TOL = {
     bm.bfloat16: (1.6e-2, 1e-2),
     bm.int32: (0, 0),
     bm.int64: (0, 0),
+    bm.int8: (0, 0),
+    bm.uint8: (0, 0),
+    bm.int16: (0, 0),
     bm.bool: (0, 0),
 }
 
@@ -38,7 +44,7 @@ def round_to(values: np.ndarray, dtype) -> np.ndarray:
     """Values exactly representable in `dtype`, as float64/int64/bool numpy data."""
     if dtype == bm.bool:
         return values.astype(bool)
-    if dtype in (bm.int32, bm.int64):
+    if dtype in INTS:
         return np.round(values).astype(np.int64)
     if dtype == bm.float16:
         return values.astype(np.float16).astype(np.float64)
@@ -60,7 +66,9 @@ def random_values(shape, dtype, rng: np.random.Generator, domain: str = "any") -
     elif domain == "exp":  # exponents for pow
         v = rng.integers(0, 4, shape).astype(np.float64)
     else:
-        v = rng.standard_normal(shape) * (5 if dtype in (bm.int32, bm.int64) else 2)
+        v = rng.standard_normal(shape) * (5 if dtype in INTS else 2)
+    if dtype == bm.uint8:  # unsigned: the same magnitudes, none negative
+        v = np.abs(v)
     return round_to(v, dtype)
 
 
@@ -68,8 +76,7 @@ def _np_storage(values: np.ndarray, dtype):
     """numpy array usable as bessemer input data (bfloat16 goes through float32)."""
     if dtype == bm.bfloat16:
         return values.astype(np.float32)
-    return values.astype({bm.bool: np.bool_, bm.int32: np.int32, bm.int64: np.int64, bm.float16: np.float16,
-                          bm.float32: np.float32, bm.float64: np.float64}[dtype])
+    return values.astype(NUMPY_DTYPE[dtype])
 
 
 def make_input(shape, dtype, device: str, layout: str, rng: np.random.Generator, domain: str = "any"):
@@ -113,6 +120,14 @@ def make_input(shape, dtype, device: str, layout: str, rng: np.random.Generator,
     raise ValueError(layout)
 
 
+def wrap_to(expected: np.ndarray, dtype) -> np.ndarray:
+    """The int64/float64 reference of an int8/uint8/int16 result, wrapped to that width as torch's integer
+    arithmetic wraps (e.g. int8 100 + 100 == -56); other dtypes unchanged."""
+    if dtype not in SMALL_INTS or expected.dtype.kind not in "iuf" or not np.all(np.isfinite(expected)):
+        return expected
+    return expected.astype(np.int64).astype(NUMPY_DTYPE[dtype])
+
+
 def check_op(shapes, reference, ours, atol=None, rtol=None, *, dtype=bm.float32, device="cpu", layout="contiguous",
              seed=0, domain="any", out_dtype=None):
     """Run `ours` on bessemer inputs and `reference` on the same values in numpy, and compare.
@@ -129,6 +144,7 @@ def check_op(shapes, reference, ours, atol=None, rtol=None, *, dtype=bm.float32,
     if out_dtype is not None:
         assert actual.dtype == out_dtype, f"dtype {actual.dtype}, expected {out_dtype}"
     assert str(actual.device) == device, f"result on {actual.device}, expected {device}"
+    expected = wrap_to(expected, actual.dtype)
     r, a = TOL[actual.dtype]
     assert_close(actual, expected, rtol if rtol is not None else r, atol if atol is not None else a,
                  check_dtype=False)

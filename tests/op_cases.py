@@ -429,7 +429,7 @@ def _nn_misc_cases() -> list[Case]:
         Case("embedding", lambda w: F.embedding(bm.tensor(idx, device=w.device), w), lambda w: w[idx],
              shape=(5, 4), errors={"0d": ValueError}, variant="weight"),
         Case("embedding", lambda i: F.embedding(i, bm.tensor(table, device=i.device)),
-             lambda i: table[i.astype(np.int64)], dtypes=list(INTS), domain="exp", out=bm.float32,
+             lambda i: table[i.astype(np.int64)], dtypes=[bm.int32, bm.int64], domain="exp", out=bm.float32,
              variant="indices"),
         *[Case("nll_loss", nll_ours(r), nll_ref(r), dtypes=list(FLOATS), shape=(4, 5), errors=nll_errors,
                variant=r) for r in ("none", "sum", "mean")],
@@ -482,3 +482,8 @@ CASES += training_cases()
 from op_cases_reduce import reduce_cases  # noqa: E402
 
 CASES += reduce_cases()
+
+# ---- the dtypes part's rows (conversions, *_like factories, randint): op_cases_dtypes.py ----
+from op_cases_dtypes import dtypes_cases  # noqa: E402
+
+CASES += dtypes_cases()

@@ -17,8 +17,9 @@ from bessemer.testing import assert_close
 from harness import DEVICES, LAYOUTS, dtypes_on, make_input
 from op_cases import CASES
 
-DTYPES = [bm.bool, bm.int32, bm.int64, bm.float16, bm.bfloat16, bm.float32, bm.float64]
-TORCH = {bm.bool: torch.bool, bm.int32: torch.int32, bm.int64: torch.int64, bm.float16: torch.float16,
+DTYPES = [bm.bool, bm.int8, bm.uint8, bm.int16, bm.int32, bm.int64, bm.float16, bm.bfloat16, bm.float32, bm.float64]
+TORCH = {bm.bool: torch.bool, bm.int8: torch.int8, bm.uint8: torch.uint8, bm.int16: torch.int16,
+         bm.int32: torch.int32, bm.int64: torch.int64, bm.float16: torch.float16,
          bm.bfloat16: torch.bfloat16, bm.float32: torch.float32, bm.float64: torch.float64}
 FROM_TORCH = {v: k for k, v in TORCH.items()}
 

@@ -17,7 +17,7 @@ import bessemer as bm
 from bessemer import _core
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
-DTYPES = [bm.float32, bm.float16, bm.bfloat16, bm.float64, bm.int32, bm.int64, bm.bool]
+DTYPES = [bm.float32, bm.float16, bm.bfloat16, bm.float64, bm.int8, bm.uint8, bm.int16, bm.int32, bm.int64, bm.bool]
 
 
 def device_takes(device: str, dtype) -> bool:

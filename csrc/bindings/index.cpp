@@ -52,7 +52,13 @@ TensorIndex item_arg(const py::handle& it, Device* dev) {
     std::optional<int64_t> step = slice_part(s->step);
     return TensorIndex::from_slice(slice_part(s->start), slice_part(s->stop), step ? *step : 1);
   }
-  if (py::isinstance<Tensor>(it)) return TensorIndex::from_tensor(it.cast<TensorPtr>());
+  if (py::isinstance<Tensor>(it)) {
+    // A uint8 tensor indexes as a mask (its nonzero elements), as torch's (deprecated) byte masks and
+    // as uint8 NumPy arrays do here.
+    TensorPtr t = it.cast<TensorPtr>();
+    if (t->dtype == DType::UInt8) t = cast(t, DType::Bool);
+    return TensorIndex::from_tensor(t);
+  }
   if (PyList_Check(o)) return TensorIndex::from_tensor(index_array(it, dev));
   static py::object* np_bool = new py::object(py::module_::import("numpy").attr("bool_"));  // lives with the module
   if (py::isinstance(it, *np_bool)) return TensorIndex::from_bool(it.cast<bool>());

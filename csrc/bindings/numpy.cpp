@@ -11,6 +11,9 @@ namespace {
 const char* buffer_format(DType d) {
   switch (d) {
     case DType::Bool: return "?";
+    case DType::Int8: return "b";
+    case DType::UInt8: return "B";
+    case DType::Int16: return "h";
     case DType::Int32: return "i";
     case DType::Int64: return "q";
     case DType::Float16: return "e";
@@ -72,6 +75,9 @@ DType dtype_from_numpy(const py::dtype& dt, const char* op) {
   char k = dt.kind();
   size_t n = dt.itemsize();
   if (k == 'b') return DType::Bool;
+  if (k == 'i' && n == 1) return DType::Int8;
+  if (k == 'u' && n == 1) return DType::UInt8;
+  if (k == 'i' && n == 2) return DType::Int16;
   if (k == 'i' && n == 4) return DType::Int32;
   if (k == 'i' && n == 8) return DType::Int64;
   if (k == 'f' && n == 2) return DType::Float16;
@@ -79,7 +85,7 @@ DType dtype_from_numpy(const py::dtype& dt, const char* op) {
   if (k == 'f' && n == 8) return DType::Float64;
   std::string hint = (k == 'i' || k == 'u') ? "; bessemer.tensor(array) widens other integer arrays to int64" : "";
   throw TypeError(std::string("[") + op + "] numpy dtype " + dtype_str(dt) +
-                  " is not supported; supported: bool, int32, int64, float16, float32, float64" + hint);
+                  " is not supported; supported: bool, int8, uint8, int16, int32, int64, float16, float32, float64" + hint);
 }
 
 py::array to_numpy(const TensorPtr& t) {

@@ -37,6 +37,14 @@ void init_random(py::module_& m) {
   m.def("manual_seed", [](const py::int_& s) { manual_seed_all(seed_arg(s)); }, py::arg("seed"));
   m.def("uniform_", [](const TensorPtr& t, double lo, double hi, const py::object& g) { uniform_(t, lo, hi, gen_arg(g)); return t; },
         py::arg("tensor"), py::arg("low") = 0.0, py::arg("high") = 1.0, py::arg("generator") = py::none());
+  m.def("randint_", [](const TensorPtr& t, int64_t low, int64_t high, const py::object& g) { randint_(t, low, high, gen_arg(g)); return t; },
+        py::arg("tensor"), py::arg("low"), py::arg("high"), py::arg("generator") = py::none());
+  m.def("randperm", [](int64_t n, const py::object& dtype, const py::object& device, const py::object& g) {
+    auto dt = dtype_arg(dtype);
+    Generator* gen = gen_arg(g);
+    Device* d = device.is_none() && gen ? gen->device : device_arg(device);
+    return randperm(n, dt ? *dt : DType::Int64, d, gen);
+  }, py::arg("n"), py::arg("dtype") = py::none(), py::arg("device") = py::none(), py::arg("generator") = py::none());
   m.def("normal_", [](const TensorPtr& t, double mean, double std, const py::object& g) { normal_(t, mean, std, gen_arg(g)); return t; },
         py::arg("tensor"), py::arg("mean") = 0.0, py::arg("std") = 1.0, py::arg("generator") = py::none());
 }

@@ -140,6 +140,14 @@ void init_types(py::module_& m) {
       .def_property_readonly("name", [](DType d) { return std::string(dtype_name(d)); });
   for (int i = 0; i < kNumDTypes; ++i) dt.attr(dtype_name(DType(i))) = dtype_object(DType(i));
   m.def("dtype_from_name", [](const std::string& n) { return dtype_object(dtype_from_name(n)); }, py::arg("name"));
+  // bm.get_default_dtype / set_default_dtype (torch's): the dtype Python floats and int -> float
+  // promotion give; only floating dtypes are accepted.
+  m.def("get_default_dtype", [] { return dtype_object(default_float_dtype()); });
+  m.def("set_default_dtype", [](const py::object& d) {
+    if (!py::isinstance<DType>(d))
+      throw TypeError("[set_default_dtype] expected a bessemer dtype such as bessemer.float32, got " + std::string(py::repr(d)));
+    set_default_float_dtype(d.cast<DType>());
+  }, py::arg("d"));
 
   py::class_<Device, std::unique_ptr<Device, py::nodelete>>(m, "Device")
       .def_property_readonly("type", [](const Device& d) { return d.type_name; })

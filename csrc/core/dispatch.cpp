@@ -264,6 +264,11 @@ TensorPtr execute(OpId op, const std::vector<Operand>& xs, OpArgs& args, const T
   // 2. dtype
   auto [compute, out_dtype] = resolve_dtypes(op, xs, args);
   check_dtype_supported(op, compute, dev);
+  // Integer pow checks a negative Python-number exponent itself, as torch: converted to the compute
+  // dtype first it could stop being negative (uint8 ** -1 would become ** 255).
+  if (op == OpId::pow && is_integral(compute) && xs.size() == 2 && xs[1].is_scalar() &&
+      xs[1].s.kind == Scalar::Int && xs[1].s.i < 0)
+    throw ValueError("[pow] integers to negative integer powers are not allowed");
   // 3. shape
   Shape kshape;
   Shape out_shape = row.shape_rule == ShapeRule::Given ? out_user->shape : infer_shape(op, xs, args, &kshape);

@@ -16,6 +16,10 @@ const std::vector<OpRow>& all_ops() {
 const OpRow& op_row(OpId id) { return all_ops()[size_t(id)]; }
 
 template <> bool Scalar::to<bool>() const { return kind == Float ? f != 0 : i != 0; }
+// The 8- and 16-bit integers wrap (through int64), as the casts of csrc/cpu/convert.h do.
+template <> int8_t Scalar::to<int8_t>() const { return int8_t(kind == Float ? int64_t(f) : i); }
+template <> uint8_t Scalar::to<uint8_t>() const { return uint8_t(kind == Float ? int64_t(f) : i); }
+template <> int16_t Scalar::to<int16_t>() const { return int16_t(kind == Float ? int64_t(f) : i); }
 template <> int32_t Scalar::to<int32_t>() const { return kind == Float ? int32_t(f) : int32_t(i); }
 template <> int64_t Scalar::to<int64_t>() const { return kind == Float ? int64_t(f) : i; }
 template <> float Scalar::to<float>() const { return kind == Float ? float(f) : float(i); }

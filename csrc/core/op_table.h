@@ -102,7 +102,9 @@
   X(prod,        1, 1, SumLike,      Reduce,      kAllMask)                     \
   X(cumsum,      1, 1, SumLike,      SameShape,   kAllMask)                     \
   X(cumprod,     1, 1, SumLike,      SameShape,   kAllMask)                     \
-  X(argsort,     1, 1, Index,        SameShape,   kAllMask)
+  X(argsort,     1, 1, Index,        SameShape,   kAllMask)                     \
+  /* ---- dtypes / factories (core/random.cpp): randint ---- */                 \
+  X(randint,     0, 1, Factory,      Given,       kIntMask | kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -141,6 +143,11 @@
 // (half types accumulate in float, float32 in double on the CPU as torch does; integers in int64).
 // argsort: int64 positions along args.dim that sort each row, stable (equal keys keep their order),
 // NaN sorting as the largest value; args.descending reverses the order (NaN first), still stable.
+//
+// randint: out[i] = low + (Philox bits of element i) mod (high - low), args.s0 = low, s1 = high (ints),
+// seed / rng_offset as uniform. A range of at most 2**32 takes one 32-bit word per element (block
+// rng_offset + i / 4, word i % 4, as uniform); a wider one two words (block rng_offset + i / 2,
+// words 2 * (i % 2) and the next, high word first), as float64 uniform draws them.
 
 // Kernels whose fast path is not deterministic (the same inputs may give different bits from run to
 // run), as X(op, DeviceType) pairs: with bm.use_deterministic_algorithms(True) the dispatcher raises

@@ -53,5 +53,11 @@ void manual_seed_all(uint64_t seed);
 // Fill `out` (any strides) from the generator: uniform in [low, high) or normal(mean, std).
 void uniform_(const TensorPtr& out, double low, double high, Generator* gen = nullptr);
 void normal_(const TensorPtr& out, double mean, double std, Generator* gen = nullptr);
+// Integers in [low, high) (the randint row); low < high, both representable in out's dtype.
+void randint_(const TensorPtr& out, int64_t low, int64_t high, Generator* gen = nullptr);
+// A random permutation of 0 .. n-1 (torch.randperm): a Fisher-Yates shuffle driven by Philox words
+// of the generator's stream, computed on the host so every device gets the same permutation for
+// one seed; it takes n words of the stream (the generator's offset moves as for n uniform draws).
+TensorPtr randperm(int64_t n, DType dtype, Device* device, Generator* gen = nullptr);
 
 }  // namespace bm

@@ -15,8 +15,10 @@ template <typename C>
 constexpr bool is_bool_v = std::is_same_v<C, bool>;
 template <typename C>
 constexpr bool is_int_v = std::is_integral_v<C> && !is_bool_v<C>;
+// The unsigned type integer arithmetic wraps in: at least 32 bits, since uint8/uint16 operands
+// would be promoted to (signed) int and 65535 * 65535 overflow it.
 template <typename C>
-using uint_t = std::make_unsigned_t<C>;
+using uint_t = std::conditional_t<(sizeof(C) < 4), uint32_t, std::make_unsigned_t<C>>;
 
 // Integer add/sub/mul wrap around like torch; doing them on the unsigned type gives the same bits
 // without signed-overflow UB, and still vectorises.

@@ -1,4 +1,4 @@
-// uniform and normal: Philox bits mapped to floats by the formulas in shaders/philox.h, which the
+// uniform, normal and randint: Philox bits mapped to floats by the formulas in shaders/philox.h, which the
 // Metal kernels share. Element i of a draw uses counter block rng_offset + i / 4, word i % 4
 // (float64 uses two words per value: block rng_offset + i / 2).
 #include <cmath>
@@ -76,11 +76,29 @@ struct NormalKernel {
   }
 };
 
+// randint: low + bits % range (shaders/philox.h), the sum taken in uint64 so it wraps like the
+// shader's; the host has checked that [low, high) fits the output dtype.
+template <typename T>
+struct RandintKernel {
+  static void run(const KernelCall& c) {
+    const OpArgs& a = *c.args;
+    const uint64_t seed = a.seed, first = a.rng_offset, low = uint64_t(a.s0.i);
+    const uint64_t range = uint64_t(a.s1.i) - low;
+    const bool wide = range > (uint64_t(1) << 32);
+    fill_indexed<T>(*c.out, [&](int64_t i) {
+      int64_t v = int64_t(low + bm_randint_offset(seed, first, uint64_t(i), range, wide));
+      if constexpr (std::is_same_v<T, half_t> || std::is_same_v<T, bfloat16_t>) return T(float(v));
+      else return T(v);
+    });
+  }
+};
+
 }  // namespace
 
 void register_random_kernels(Backend& b) {
   register_for_row<UniformKernel>(b, OpId::uniform);
   register_for_row<NormalKernel>(b, OpId::normal);
+  register_for_row<RandintKernel>(b, OpId::randint);
 }
 
 }  // namespace bm::cpu

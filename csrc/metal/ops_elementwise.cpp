@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "core/clamp_bound.h"
 #include "core/errors.h"
@@ -86,9 +87,15 @@ void clamp_kernel(const KernelCall& c) {
       if (a.has_s0) p.fvalue[0] = clamp_bound<float>(a.s0);
       if (a.has_s1) p.fvalue[1] = clamp_bound<float>(a.s1);
     }
-  } else if (dt == DType::Int32) {
-    if (a.has_s0) p.ivalue[0] = clamp_bound<int32_t>(a.s0);
-    if (a.has_s1) p.ivalue[1] = clamp_bound<int32_t>(a.s1);
+  } else if (dt != DType::Int64) {
+    // int8 ... int32: saturated to the element type (the shader compares in int).
+    visit_dtype(dt, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_integral_v<T>) {
+        if (a.has_s0) p.ivalue[0] = clamp_bound<T>(a.s0);
+        if (a.has_s1) p.ivalue[1] = clamp_bound<T>(a.s1);
+      }
+    });
   } else {
     if (a.has_s0) p.ivalue[0] = clamp_bound<int64_t>(a.s0);
     if (a.has_s1) p.ivalue[1] = clamp_bound<int64_t>(a.s1);
@@ -133,7 +140,7 @@ void check_no_negative_exponent(const Tensor& e) {
 template <OpId op>
 void division_kernel(const KernelCall& c) {
   const DType dt = c.out->dtype;
-  if ((dt == DType::Int32 || dt == DType::Int64) && !c.args->divisor_checked &&
+  if (is_integral(dt) && !c.args->divisor_checked &&
       any_flagged("divisor_check_zero", *c.in[1]))
     throw ZeroDivisionError(std::string("[") + op_row(op).name + "] integer division by zero");
   launch(op, dt, c, ElementwiseArgs{});
@@ -141,7 +148,7 @@ void division_kernel(const KernelCall& c) {
 
 void pow_kernel(const KernelCall& c) {
   const DType dt = c.out->dtype;
-  if (dt == DType::Int32 || dt == DType::Int64) check_no_negative_exponent(*c.in[1]);
+  if (is_integral(dt)) check_no_negative_exponent(*c.in[1]);
   launch(OpId::pow, dt, c, ElementwiseArgs{});
 }
 

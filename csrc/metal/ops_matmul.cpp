@@ -88,7 +88,7 @@ void matmul_kernel(const KernelCall& c) {
 }  // namespace
 
 void register_matmul_kernels(MetalBackend& b) {
-  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64})
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Int8, DType::UInt8, DType::Int16, DType::Int32, DType::Int64})
     b.set_kernel(OpId::matmul, d, &matmul_kernel);  // the row's mask minus float64 (none on Metal)
 }
 

@@ -32,8 +32,10 @@ from ._core import (
     from_dlpack,
     from_numpy,
     get_default_device,
+    get_default_dtype,
     get_num_threads,
     set_default_device,
+    set_default_dtype,
     set_num_threads,
     synchronize,
 )
@@ -42,6 +44,9 @@ __version__ = _core.__version__
 
 dtype = _core.dtype
 bool = _core.dtype.bool  # noqa: A001  (torch spells it bm.bool too)
+int8 = _core.dtype.int8
+uint8 = _core.dtype.uint8
+int16 = _core.dtype.int16
 int32 = _core.dtype.int32
 int64 = _core.dtype.int64
 float16 = _core.dtype.float16
@@ -52,6 +57,7 @@ half = float16
 float = float32  # noqa: A001
 double = float64
 long = int64
+short = int16
 int = int32  # noqa: A001
 
 from . import (
@@ -71,6 +77,19 @@ from ._determinism import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     is_deterministic_algorithms_warn_only_enabled,
     use_deterministic_algorithms,
+)
+from ._factories import (  # noqa: E402
+    empty_like,
+    eye,
+    full_like,
+    linspace,
+    logspace,
+    ones_like,
+    rand_like,
+    randint,
+    randn_like,
+    randperm,
+    zeros_like,
 )
 from ._ops import (  # noqa: E402
     abs,

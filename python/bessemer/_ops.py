@@ -15,6 +15,9 @@ _dt = _core.dtype
 # Python data -> dtype, as torch.tensor infers it: floats become the default float dtype.
 _NUMPY_TO_BM = {
     np.dtype(np.bool_): _dt.bool,
+    np.dtype(np.int8): _dt.int8,
+    np.dtype(np.uint8): _dt.uint8,
+    np.dtype(np.int16): _dt.int16,
     np.dtype(np.int32): _dt.int32,
     np.dtype(np.int64): _dt.int64,
     np.dtype(np.float16): _dt.float16,
@@ -67,14 +70,17 @@ def _tensor(data, dtype, device) -> Tensor:
         # and exact: [0.1] asked as float64 never passes through float32)
         arr = arr.astype(_BM_TO_NUMPY[dtype])
     elif from_python and arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
+        default = _core.get_default_dtype()  # Python floats: bm.get_default_dtype(), as torch
+        arr = arr.astype(np.float32) if default == _dt.bfloat16 else arr.astype(_BM_TO_NUMPY[default])
+        if dtype is None and default == _dt.bfloat16:  # numpy has none: the core casts from float32
+            dtype = default
     elif arr.dtype == np.uint64:  # no uint64 dtype: int64 when every value fits, else refused
         if arr.size and arr.max() > np.iinfo(np.int64).max:
             raise OverflowError(f"[tensor] value {arr.max()} does not fit in int64 (bessemer has no unsigned 64-bit "
                                 "dtype)")
         arr = arr.astype(np.int64)
     elif arr.dtype.kind in "iu" and arr.dtype not in _NUMPY_TO_BM:
-        arr = arr.astype(np.int64)  # int8/int16/uint8/uint16/uint32: every value fits in int64
+        arr = arr.astype(np.int64)  # uint16/uint32: every value fits in int64
     elif arr.dtype not in _NUMPY_TO_BM:
         raise TypeError(f"[tensor] numpy dtype {arr.dtype} is not supported; supported: bool, int8-64, uint8-64, "
                         "float16, float32, float64")
@@ -91,11 +97,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.full(_sizes(size, "zeros"), 0, dtype or _dt.float32, device), requires_grad)
+    return _requires_grad(_core.full(_sizes(size, "zeros"), 0, dtype or _core.get_default_dtype(), device), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.full(_sizes(size, "ones"), 1, dtype or _dt.float32, device), requires_grad)
+    return _requires_grad(_core.full(_sizes(size, "ones"), 1, dtype or _core.get_default_dtype(), device), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

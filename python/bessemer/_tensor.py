@@ -33,11 +33,37 @@ def _to(self: Tensor, *args, dtype=None, device=None, copy: bool = False) -> Ten
     return out
 
 
+# torch's legacy type strings: "torch.FloatTensor" on the CPU; the same names under "bessemer."
+# (with the device type for other devices, as torch.cuda.FloatTensor).
+_TYPE_NAMES = {
+    _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
+    _dt.bfloat16: "BFloat16Tensor", _dt.int8: "CharTensor", _dt.uint8: "ByteTensor", _dt.int16: "ShortTensor",
+    _dt.int32: "IntTensor", _dt.int64: "LongTensor", _dt.bool: "BoolTensor",
+}  # fmt: skip
+
+
+def _type(self: Tensor, dtype=None):
+    """x.type(): the type string ("bessemer.FloatTensor"); x.type(dtype): x cast to dtype (x itself when it
+    already has it). A type string of either form is accepted too, as torch does."""
+    if dtype is None:
+        dev = self.device.type
+        return "bessemer." + ("" if dev == "cpu" else dev.replace("-", "_") + ".") + _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, str):
+        name = dtype.rsplit(".", 1)[-1]
+        match = [d for d, n in _TYPE_NAMES.items() if n == name]
+        if not match:
+            raise TypeError(f"[type] invalid type: {dtype!r}")
+        dtype = match[0]
+    if not isinstance(dtype, _dt):
+        raise TypeError(f"[type] expected a dtype or a type string, got {type(dtype).__name__}")
+    return _to(self, dtype)
+
+
 def _repr(self: Tensor) -> str:
     extras = []
     if self.device.type != "cpu":
         extras.append(f"device='{self.device}'")
-    if self.dtype not in (_dt.float32, _dt.int64, _dt.bool):
+    if self.dtype not in (_core.get_default_dtype(), _dt.int64, _dt.bool):  # torch's rule
         extras.append(f"dtype={self.dtype!r}")
     shown = self if self.dtype != _dt.bfloat16 else self.to(_dt.float32)
     arr = shown.numpy()
@@ -87,12 +113,18 @@ _METHODS = {
     "__float__": lambda self: builtins.float(self.item()),
     "__int__": lambda self: builtins.int(self.item()),
     "__index__": lambda self: builtins.int(self.item()) if not self.dtype.is_floating_point else _no_index(),
+    # torch's conversion methods: the same tensor when it already has the dtype, else a cast copy.
     "float": lambda self: _to(self, _dt.float32),
     "double": lambda self: _to(self, _dt.float64),
     "half": lambda self: _to(self, _dt.float16),
+    "bfloat16": lambda self: _to(self, _dt.bfloat16),
     "long": lambda self: _to(self, _dt.int64),
     "int": lambda self: _to(self, _dt.int32),
+    "short": lambda self: _to(self, _dt.int16),
+    "char": lambda self: _to(self, _dt.int8),
+    "byte": lambda self: _to(self, _dt.uint8),
     "bool": lambda self: _to(self, _dt.bool),
+    "type": lambda self, dtype=None, non_blocking=False: _type(self, dtype),
     "cpu": lambda self: _to(self, "cpu"),
     "T": property(lambda self: self.permute(*reversed(range(self.ndim)))),
     "mT": property(lambda self: self.transpose(-2, -1)),

@@ -47,6 +47,9 @@ _BITS = dict(_FORMAT_DTYPES)
 
 _TO_BM = {
     "BOOL": _core.dtype.bool,
+    "I8": _core.dtype.int8,
+    "U8": _core.dtype.uint8,
+    "I16": _core.dtype.int16,
     "I32": _core.dtype.int32,
     "I64": _core.dtype.int64,
     "F16": _core.dtype.float16,
@@ -369,7 +372,7 @@ def load_file(path, device=None) -> dict[str, Tensor]:
     """Read a safetensors file: name -> Tensor on `device` (default: cpu), in file order.
 
     Invalid files raise SafetensorsError (a ValueError); a dtype the device cannot hold (float64 on
-    Metal, or a format dtype bessemer lacks such as U8) raises bessemer.UnsupportedError naming the
+    Metal, or a format dtype bessemer lacks such as U16) raises bessemer.UnsupportedError naming the
     tensor. Nothing is copied until the whole header has been checked.
     """
     target = _core.device("cpu" if device is None else device)
