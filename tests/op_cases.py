@@ -477,3 +477,8 @@ CASES += [
 from op_cases_training import training_cases  # noqa: E402
 
 CASES += training_cases()
+
+# ---- issue 12's elementwise math rows: op_cases_elementwise.py, imported as the training rows are.
+from op_cases_elementwise import elementwise_cases  # noqa: E402
+
+CASES += elementwise_cases()

@@ -46,5 +46,7 @@ const GradRule* grad_rule(OpId op);
 
 // Fills the nn ops' rows (rules_nn.cpp) into the table indexed by OpId.
 void register_nn_rules(GradRule* table);
+// Fills the elementwise math rows' rules (rules_elementwise.cpp) into the same table.
+void register_elementwise_rules(GradRule* table);
 
 }  // namespace bm

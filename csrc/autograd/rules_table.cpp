@@ -271,6 +271,7 @@ std::array<GradRule, kNumOps> build_table() {
   row(OpId::gelu_tanh_backward, "GeluBackwardBackward0", g_gelu_tanh_backward, kIn01, false);
   row(OpId::silu_backward,      "SiluBackwardBackward0", g_silu_backward,      kIn01, false);
   register_nn_rules(t.data());
+  register_elementwise_rules(t.data());
   return t;
 }
 

@@ -33,6 +33,7 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_norm_backward_kernels(*this);
   register_optim_kernels(*this);
   register_index_kernels(*this);
+  register_math_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;
