@@ -21,11 +21,11 @@ struct hypot_op {
   static float apply(float a, float b) { return bm_hypot(a, b); }
 };
 // C's fmod: the quotient truncated toward zero, the remainder with the dividend's sign. Integers:
-// b == -1 gives 0 (INT_MIN % -1 would trap); a zero divisor never gets here (the host raises
-// first) and gives 0. Floats: exact.
+// b == -1 gives 0 (INT_MIN % -1 would trap; C(-1) < 0 keeps unsigned types out); a zero divisor
+// never gets here (the host raises first) and gives 0. Floats: exact.
 struct fmod_op {
   template <typename C>
-  static C apply(C a, C b) { return (b == C(0) || b == C(-1)) ? C(0) : C(a % b); }
+  static C apply(C a, C b) { return (b == C(0) || (C(-1) < C(0) && b == C(-1))) ? C(0) : C(a % b); }
   static float apply(float a, float b) { return precise::fmod(a, b); }
 };
 // A value is true when nonzero (NaN included).

@@ -42,9 +42,10 @@ struct Binary {
 BM_BINARY_OP(atan2, C, return std::atan2(a, b))
 BM_BINARY_OP(hypot, C, if constexpr (std::is_same_v<C, float>) return bm_hypot(a, b); else return std::hypot(a, b))
 // fmod: the remainder of the division truncated toward zero, with the dividend's sign (C's fmod,
-// exact for floats). b == -1 is special-cased so INT_MIN % -1 gives 0 instead of trapping; b == 0
-// never reaches here for integers (the kernel raises first) and gives 0 rather than UB.
-BM_BINARY_OP(fmod, C, if constexpr (is_int_v<C>) return (b == 0 || b == C(-1)) ? C(0) : C(a % b);
+// exact for floats). b == -1 (signed types) is special-cased so INT_MIN % -1 gives 0 instead of
+// trapping; b == 0 never reaches here for integers (the kernel raises first) and gives 0 rather
+// than UB.
+BM_BINARY_OP(fmod, C, if constexpr (is_int_v<C>) return (b == 0 || (std::is_signed_v<C> && b == C(-1))) ? C(0) : C(a % b);
                       else return std::fmod(a, b))
 // A value is true when nonzero; NaN is nonzero.
 BM_BINARY_OP(logical_and, bool, return a != C(0) && b != C(0))
