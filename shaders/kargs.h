@@ -137,7 +137,7 @@ struct ElementwiseArgs {
   bm_i64 offset[BM_EW_OPERANDS];
   bm_i64 strides[BM_EW_OPERANDS][BM_MAX_DIMS];
   bm_i64 ivalue[2];  // op parameters for integer dtypes (clamp bounds)
-  float fvalue[2];   // op parameters for floating dtypes, in the float32 compute type
+  float fvalue[4];   // op parameters for floating dtypes, in the float32 compute type (nan_to_num: 3)
 };
 
 // Reductions (shaders/reduce.metal). The host splits the input's dims into kept dims (one output

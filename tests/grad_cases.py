@@ -176,3 +176,34 @@ CASES += [
     GradCase("max_dim", lambda x: bm.min(x, -1, keepdim=True).values,
              lambda x: torch.min(x, -1, keepdim=True).values, variant="min", layouts=_NOT_EMPTY),
 ]
+
+# ---- issue 12's elementwise math (csrc/autograd/rules_elementwise.cpp) ----
+CASES += [
+    _unary("log1p", "pos"),
+    _unary("expm1", "small"),
+    _unary("log2", "pos"),
+    _unary("log10", "pos"),
+    _unary("exp2", "small"),
+    _unary("erf"),
+    # x * 0.3 keeps every domain's values inside erfinv's (-1, 1)
+    GradCase("erfinv", lambda x: bm.erfinv(x * 0.3), lambda x: torch.erfinv(x * 0.3), domain="small"),
+    _unary("sign"),  # piecewise constant: a zero gradient, as torch
+    _unary("floor"),
+    _unary("ceil"),
+    _unary("round"),
+    GradCase("round", lambda x: bm.round(x, decimals=2), lambda x: torch.round(x, decimals=2), variant="decimals"),
+    _unary("trunc"),
+    _unary("frac"),
+    _unary("nan_to_num"),
+    _binary("atan2"),
+    _binary("atan2", shapes=((3, 4), (4,)), variant="broadcast"),
+    _binary("hypot"),
+    GradCase("fmod", bm.fmod, torch.fmod, ((3, 4), (3, 4)), domain=("any", "pos"),
+             double_backward=False),  # trunc(a / b) is piecewise constant
+    GradCase("fmod", lambda x: bm.fmod(x, 1.5), lambda x: torch.fmod(x, 1.5), variant="scalar"),
+    GradCase("lerp", bm.lerp, torch.lerp, ((3, 4), (3, 4), (3, 4))),
+    GradCase("lerp", lambda s, e: bm.lerp(s, e, 0.3), lambda s, e: torch.lerp(s, e, 0.3), ((3, 4), (4,)),
+             variant="scalar_weight"),
+    GradCase("div", bm.reciprocal, torch.reciprocal, domain="pos", variant="reciprocal"),
+    GradCase("mul", bm.square, torch.square, variant="square"),
+]

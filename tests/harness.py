@@ -65,6 +65,8 @@ def random_values(shape, dtype, rng: np.random.Generator, domain: str = "any") -
         v = rng.uniform(-3, 3, shape)
     elif domain == "exp":  # exponents for pow
         v = rng.integers(0, 4, shape).astype(np.float64)
+    elif domain == "unit":  # inside (-1, 1), for erfinv; integers round to -1, 0, 1
+        v = rng.uniform(-0.999, 0.999, shape)
     else:
         v = rng.standard_normal(shape) * (5 if dtype in INTS else 2)
     if dtype == bm.uint8:  # unsigned: the same magnitudes, none negative

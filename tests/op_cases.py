@@ -487,3 +487,8 @@ CASES += reduce_cases()
 from op_cases_dtypes import dtypes_cases  # noqa: E402
 
 CASES += dtypes_cases()
+
+# ---- issue 12's elementwise math rows: op_cases_elementwise.py, imported as the training rows are.
+from op_cases_elementwise import elementwise_cases  # noqa: E402
+
+CASES += elementwise_cases()

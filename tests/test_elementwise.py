@@ -335,7 +335,12 @@ def test_where_needs_a_bool_condition(device):
 
 ELEMENTWISE_OPS = {"neg", "abs", "relu", "clamp", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
                    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-                   "where"}
+                   "where",
+                   # issue 12's elementwise math (tests/op_cases_elementwise.py)
+                   "log1p", "expm1", "log2", "log10", "exp2", "erf", "erfinv", "sign", "floor", "ceil", "round",
+                   "trunc", "frac", "nan_to_num", "isnan", "isinf", "isfinite", "logical_not", "logical_and",
+                   "logical_or", "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "atan2",
+                   "hypot", "fmod", "lerp", "remainder", "floor_divide"}
 # Real GPUs' precise:: transcendentals may differ from the CPU's libm by a few ulp (pow by more);
 # the simulator calls libm, so there every bit must match. Half types compute in float32 and
 # round, so they may differ by one ulp of their own.
@@ -343,7 +348,11 @@ ULP_RTOL = {bm.float32: 2e-6, bm.float16: 1e-3, bm.bfloat16: 8e-3}
 # The ops whose shaders call precise:: transcendentals (libm in the simulator, libdevice on CUDA).
 # Every other op is bit-identical on CUDA too: NVRTC compiles without contraction (--fmad=false),
 # with IEEE division and square root, and tanh/sigmoid use the shared formulas of bm_exp_f32.h.
-LIBM_OPS = {"exp", "log", "sin", "cos", "pow"}
+LIBM_OPS = {"exp", "log", "sin", "cos", "pow",
+            # log1p / expm1 / erfinv: math_f32.h's formulas over precise::log / exp; atan2, log2, log10,
+            # exp2: precise:: themselves. (erf, hypot, lerp, fmod and the rest are exact: own
+            # formulas over fma, sqrt and IEEE arithmetic, or exact by definition.)
+            "log1p", "expm1", "log2", "log10", "exp2", "erfinv", "atan2"}
 
 
 def exact_on(device: str, op: str) -> bool:

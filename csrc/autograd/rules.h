@@ -48,5 +48,7 @@ const GradRule* grad_rule(OpId op);
 void register_nn_rules(GradRule* table);
 // Fills prod / cumsum / cumprod's rows (rules_reduce.cpp).
 void register_reduce_rules(GradRule* table);
+// Fills the elementwise math rows' rules (rules_elementwise.cpp) into the same table.
+void register_elementwise_rules(GradRule* table);
 
 }  // namespace bm

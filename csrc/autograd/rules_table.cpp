@@ -272,6 +272,7 @@ std::array<GradRule, kNumOps> build_table() {
   row(OpId::silu_backward,      "SiluBackwardBackward0", g_silu_backward,      kIn01, false);
   register_nn_rules(t.data());
   register_reduce_rules(t.data());
+  register_elementwise_rules(t.data());
   return t;
 }
 

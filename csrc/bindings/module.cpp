@@ -32,6 +32,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_memory(m);
   bm::bind::init_cuda_compile(m);
   bm::bind::init_reduce_ext(m);
+  bm::bind::init_elementwise(m);
   m.attr("__version__") = BESSEMER_VERSION;
   m.def("build_info", [] {
     py::dict d;

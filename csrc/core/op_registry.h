@@ -41,6 +41,8 @@ struct Scalar {
 struct OpArgs {
   Scalar s0, s1;                  // fill value; arange start/step; clamp min/max
   bool has_s0 = false, has_s1 = false;
+  Scalar s2;                      // nan_to_num: the -inf replacement (s0: NaN's, s1: +inf's)
+  bool has_s2 = false;
   std::vector<int64_t> dims;      // reduce: sorted, normalized dims (all dims when reducing all)
   bool keepdim = false;
   double correction = 1;          // var

@@ -104,7 +104,37 @@
   X(cumprod,     1, 1, SumLike,      SameShape,   kAllMask)                     \
   X(argsort,     1, 1, Index,        SameShape,   kAllMask)                     \
   /* ---- dtypes / factories (core/random.cpp): randint ---- */                 \
-  X(randint,     0, 1, Factory,      Given,       kIntMask | kFloatMask)
+  X(randint,     0, 1, Factory,      Given,       kIntMask | kFloatMask)        \
+  /* ---- elementwise math (core/ops_elementwise.h; cpu/unary_math.cpp, cpu/binary_math.cpp) ---- */ \
+  X(log1p,       1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(expm1,       1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(log2,        1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(log10,       1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(exp2,        1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(erf,         1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(erfinv,      1, 1, ToFloat,      Elementwise, kFloatMask)                   \
+  X(sign,        1, 1, Same,         Elementwise, kAllMask)                     \
+  X(floor,       1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(ceil,        1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(round,       1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(trunc,       1, 1, Same,         Elementwise, kFloatMask | kIntMask)        \
+  X(frac,        1, 1, Same,         Elementwise, kFloatMask)                   \
+  X(nan_to_num,  1, 1, Same,         Elementwise, kAllMask)                     \
+  X(isnan,       1, 1, Compare,      Elementwise, kAllMask)                     \
+  X(isinf,       1, 1, Compare,      Elementwise, kAllMask)                     \
+  X(isfinite,    1, 1, Compare,      Elementwise, kAllMask)                     \
+  X(logical_not, 1, 1, Compare,      Elementwise, kAllMask)                     \
+  X(bitwise_not, 1, 1, Same,         Elementwise, kIntMask | bit(DType::Bool))  \
+  X(atan2,       2, 1, PromoteFloat, Elementwise, kFloatMask)                   \
+  X(hypot,       2, 1, Promote,      Elementwise, kFloatMask)                   \
+  X(fmod,        2, 1, Promote,      Elementwise, kFloatMask | kIntMask)        \
+  X(logical_and, 2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(logical_or,  2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(logical_xor, 2, 1, Compare,      Elementwise, kAllMask)                     \
+  X(bitwise_and, 2, 1, Promote,      Elementwise, kIntMask | bit(DType::Bool))  \
+  X(bitwise_or,  2, 1, Promote,      Elementwise, kIntMask | bit(DType::Bool))  \
+  X(bitwise_xor, 2, 1, Promote,      Elementwise, kIntMask | bit(DType::Bool))  \
+  X(lerp,        3, 1, Promote,      Elementwise, kFloatMask)
 
 // dropout: args.p, seed, rng_offset (the mask: Philox, as uniform). embedding (input = int32/int64
 // indices, weight) and nll_loss (input, int64 target, optional weight) use the Cast rule so their
@@ -148,6 +178,15 @@
 // seed / rng_offset as uniform. A range of at most 2**32 takes one 32-bit word per element (block
 // rng_offset + i / 4, word i % 4, as uniform); a wider one two words (block rng_offset + i / 2,
 // words 2 * (i % 2) and the next, high word first), as float64 uniform draws them.
+//
+// Elementwise math (core/ops_elementwise.h), torch's dtype rules: floor / ceil / round / trunc of
+// an integer tensor return it unchanged; sign keeps bool; isnan / isinf / isfinite and logical_*
+// take any dtype and write bool (Compare computes nothing in the promoted dtype but the test);
+// bitwise_* take integers and bool only. round: args.s0 = decimals (has_s0; none: 0), half to
+// even. nan_to_num: args.s0 / s1 / s2 replace NaN / +inf / -inf where has_s0 / s1 / s2 (else 0,
+// the dtype's largest / lowest finite value). fmod: C's truncated remainder (the dividend's sign);
+// integer division by zero raises ZeroDivisionError, as remainder. lerp (input, end, weight):
+// input + weight * (end - input), torch's two-sided formula.
 
 // Kernels whose fast path is not deterministic (the same inputs may give different bits from run to
 // run), as X(op, DeviceType) pairs: with bm.use_deterministic_algorithms(True) the dispatcher raises

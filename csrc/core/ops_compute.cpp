@@ -1,6 +1,7 @@
 // Compute ops: thin argument handling in front of run_op.
 #include "core/errors.h"
 #include "core/ops.h"
+#include "core/ops_elementwise.h"
 #include "core/ops_math.h"
 
 namespace bm {
@@ -10,6 +11,7 @@ TensorPtr unary(OpId op, const TensorPtr& t) { return run_op(op, {t}); }
 TensorPtr binary(OpId op, const Operand& a, const Operand& b) {
   if (op == OpId::floor_divide) return floor_divide(a, b);  // host check of a zero Python-number divisor
   if (op == OpId::remainder) return remainder(a, b);
+  if (op == OpId::fmod) return fmod(a, b);
   if (a.is_scalar() && b.is_scalar())
     throw TypeError(std::string("[") + op_row(op).name + "] at least one argument must be a tensor");
   return run_op(op, {a, b});

@@ -33,6 +33,8 @@ class CpuBackend final : public Backend {
     cpu::register_optim_kernels(*this);
     cpu::register_index_kernels(*this);
     cpu::register_scan_kernels(*this);
+    cpu::register_unary_math_kernels(*this);
+    cpu::register_binary_math_kernels(*this);
   }
 
   std::shared_ptr<Storage> allocate(size_t nbytes) override {

@@ -27,6 +27,8 @@ void register_norm_backward_kernels(Backend& b);     // layer/batch_norm_backwar
 void register_optim_kernels(Backend& b);      // sgd_step adam_step              - optim.cpp
 void register_index_kernels(Backend& b);      // index_select index_add index_copy nonzero - index.cpp
 void register_scan_kernels(Backend& b);       // cumsum cumprod argsort          - scan.cpp
+void register_unary_math_kernels(Backend& b);   // log1p ... erfinv, floor ... nan_to_num, isnan ... - unary_math.cpp
+void register_binary_math_kernels(Backend& b);  // atan2 hypot fmod lerp, logical_*, bitwise_*   - binary_math.cpp
 
 // Registers kernel K<T> for op under every dtype T in the op's row mask.
 template <template <typename> class K>

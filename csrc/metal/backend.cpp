@@ -34,6 +34,7 @@ MetalBackend::MetalBackend(std::unique_ptr<Runtime> rt, std::string label) : rt_
   register_optim_kernels(*this);
   register_index_kernels(*this);
   register_scan_kernels(*this);
+  register_math_kernels(*this);
 }
 
 MetalBackend::~MetalBackend() = default;

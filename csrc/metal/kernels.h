@@ -30,6 +30,8 @@ void register_conv_kernels(MetalBackend& b);         // conv2d                  
 void register_optim_kernels(MetalBackend& b);        // sgd_step, adam_step            - ops_optim.cpp
 void register_index_kernels(MetalBackend& b);        // index_select/add/copy, nonzero - ops_index.cpp
 void register_scan_kernels(MetalBackend& b);         // cumsum, cumprod, argsort       - ops_scan.cpp
+void register_math_kernels(MetalBackend& b);         // log1p ... erfinv, floor ... round, isnan, logical_*,
+                                                     // bitwise_*, atan2 hypot fmod lerp - ops_math.cpp
 
 // "<base>_<dtype name>", the host names shaders instantiate from BM_FOR_EACH_DTYPE.
 inline std::string kernel_name(const std::string& base, DType d) { return base + "_" + dtype_name(d); }

@@ -97,11 +97,13 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.full(_sizes(size, "zeros"), 0, dtype or _core.get_default_dtype(), device), requires_grad)
+    t = _core.full(_sizes(size, "zeros"), 0, dtype or _core.get_default_dtype(), device)
+    return _requires_grad(t, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _requires_grad(_core.full(_sizes(size, "ones"), 1, dtype or _core.get_default_dtype(), device), requires_grad)
+    t = _core.full(_sizes(size, "ones"), 1, dtype or _core.get_default_dtype(), device)
+    return _requires_grad(t, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
