@@ -132,3 +132,8 @@ NN_GRAD_ROWS: dict[str, str] = {
 } | {op: "tests/test_autograd_index.py" for op in ("index_select", "index_add")} | {
     "dropout": "tests/test_nn_autograd.py"
 }
+
+# ---- the shape functions' rows (flip, gather, scatter, einsum, the views): grad_cases_shape.py ----
+from grad_cases_shape import shape_grad_cases  # noqa: E402
+
+CASES += shape_grad_cases()

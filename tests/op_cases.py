@@ -477,3 +477,8 @@ CASES += [
 from op_cases_training import training_cases  # noqa: E402
 
 CASES += training_cases()
+
+# ---- the shape functions' rows (flip, gather, scatter, einsum...): op_cases_shape.py ----
+from op_cases_shape import shape_cases  # noqa: E402
+
+CASES += shape_cases()

@@ -32,6 +32,7 @@ void init_memory(py::module_& m);  // memory.cpp
 void init_cuda_compile(py::module_& m);  // cuda_compile.cpp: the CUDA target's compile check
 void init_threads(py::module_& m);  // threads.cpp: GIL release in kernels and device waits
 void init_determinism(py::module_& m);  // determinism.cpp
+void init_shape(py::module_& m);  // shape.cpp: flip, roll, tril/triu, gather, scatter (i12-shape)
 
 // Indexing (index.cpp): a Python index (int, slice, None, ..., bool, Tensor, list, NumPy array or a
 // tuple of them) as the core's list; lists and arrays become tensors on self's device.

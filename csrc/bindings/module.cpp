@@ -28,6 +28,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_backward(m);
   bm::bind::init_optim(m);
   bm::bind::init_index(m);
+  bm::bind::init_shape(m);
   bm::bind::init_memory(m);
   bm::bind::init_cuda_compile(m);
   m.attr("__version__") = BESSEMER_VERSION;

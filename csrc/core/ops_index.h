@@ -29,7 +29,7 @@ struct TensorIndex {
   Kind kind = Kind::None;
   int64_t i = 0;                       // Int
   std::optional<int64_t> start, stop;  // Slice (Python semantics; nullopt = omitted)
-  int64_t step = 1;                    // Slice; must be > 0
+  int64_t step = 1;                    // Slice; != 0 (a negative step gives a flipped copy)
   bool b = false;                      // Bool
   TensorPtr t;                         // Tensor: int32/int64 indices or a bool mask
 
