@@ -192,10 +192,10 @@ def test_einsum_forms_and_errors(device):
     for eq, ops, msg in (("ij,jk", (b,), r"the equation has 2 operands but 1 tensors"),
                          ("ijk", (b,), r"the equation has 3 subscripts for operand 0, which has 2 dims"),
                          ("ij->iz", (b,), r"output subscript 'z' does not appear"),
-                         ("ij->ii", (b,), r"appears more than once in the output"),
+                         ("ij->ii", (b,), r"a subscript appears more than once in the output"),
                          ("ii->i", (b,), r"subscript i is repeated for operand 0 but the sizes don't match"),
                          ("ij,ij->i", (b, a[0]), r"operands do not broadcast"), ("i1", (b,), r"invalid subscript '1'"),
-                         ("i..j", (b,), r"'\.' may only appear as one '\.\.\.'")):
+                         ("i..j", (b,), r"operand 0: '\.' may only appear as one '\.\.\.'")):
         with pytest.raises(ValueError, match=rf"\[einsum\] {msg}"):
             bm.einsum(eq, *ops)
 

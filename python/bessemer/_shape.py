@@ -99,7 +99,14 @@ def diagonal(input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) ->
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.ndim != 2 or mat2.ndim != 2:
         raise ValueError(f"[mm] expects two 2-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
+    _check_inner("mm", input, mat2)
     return _core.matmul(input, mat2)
+
+
+def _check_inner(op: str, a: Tensor, b: Tensor) -> None:
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"[{op}] shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
+                         f"({a.shape[-1]} != {b.shape[-2]})")
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -107,6 +114,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         raise ValueError(f"[bmm] expects two 3-D tensors, got {input.ndim}-D and {mat2.ndim}-D")
     if input.shape[0] != mat2.shape[0]:
         raise ValueError(f"[bmm] batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
+    _check_inner("bmm", input, mat2)
     return _core.matmul(input, mat2)
 
 
@@ -230,6 +238,8 @@ def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None
     a tensor of one value per element). repeat_interleave(repeats) alone gives the indices."""
     if repeats is None:  # torch.repeat_interleave(repeats): 0,..,0 (repeats[0] times), 1, ...
         return _core._repeat_interleave_index(input)
+    if dim is not None and input.ndim == 0:
+        raise IndexError("[repeat_interleave] a 0-d input has no dim to repeat along; pass dim=None")
     x = input.reshape(-1) if dim is None else input
     if x.ndim == 0:
         x = x.reshape(1)
@@ -410,7 +420,7 @@ def einsum(equation: str, *operands) -> Tensor:
         drop = [i for i, lab in enumerate(labs) if lab not in needed]
         if not drop:
             return x, labs
-        return x.sum(dim=drop), [lab for lab in labs if lab in needed]
+        return _sum_keep_dtype(x, drop), [lab for lab in labs if lab in needed]
 
     # 2. contract left to right: batch dims, the first's own, the second's own, summed dims
     x, labs = xs[0]
@@ -432,9 +442,9 @@ def einsum(equation: str, *operands) -> Tensor:
             sx, sy = x.shape[labs.index(lab)], y.shape[ylabs.index(lab)]
             if sx != sy:
                 if sx == 1:
-                    y = y.sum(dim=ylabs.index(lab), keepdim=True)
+                    y = _sum_keep_dtype(y, [ylabs.index(lab)], keepdim=True)
                 else:
-                    x = x.sum(dim=labs.index(lab), keepdim=True)
+                    x = _sum_keep_dtype(x, [labs.index(lab)], keepdim=True)
         a_own = [lab for lab in labs if lab not in ylabs]
         b_own = [lab for lab in ylabs if lab not in labs]
         bsz = [builtins.max(x.shape[labs.index(lab)], y.shape[ylabs.index(lab)]) for lab in batch]
@@ -449,6 +459,12 @@ def einsum(equation: str, *operands) -> Tensor:
 
     # 3. the output's order (a label broadcast away in every operand keeps size 1)
     return x.permute([labs.index(lab) for lab in out_labels]) if labs else x
+
+
+def _sum_keep_dtype(x: Tensor, dims, keepdim: _bool = False) -> Tensor:
+    """A sum in einsum keeps the operand's dtype (torch: an int32 einsum is int32)."""
+    s = x.sum(dim=dims, keepdim=keepdim)
+    return s if s.dtype == x.dtype else s.to(x.dtype)
 
 
 def _prod(v) -> _int:
