@@ -8,6 +8,7 @@ import torch
 
 import bessemer as bm
 from grad_cases import _NOT_0D, _NOT_0D_OR_EMPTY, GradCase
+from op_cases import CASES as _OP_CASES  # noqa: F401  (op_cases first: it imports op_cases_shape)
 from op_cases_shape import _index_for
 
 _ALL_BUT_BROADCAST = ("contiguous", "transposed", "sliced", "offset", "0d", "empty")
@@ -34,11 +35,11 @@ def shape_grad_cases() -> list[GradCase]:
                  layouts=_NOT_0D),
         GradCase("gather", lambda x: x.gather(0, _bi(x, 0)), lambda x: x.gather(0, _ti(x, 0)), variant="dim0"),
         GradCase("scatter", lambda x, s: bm.scatter(x, 1, _bi(x, 1), s),
-                 lambda x, s: torch.scatter(x, 1, _ti(x, 1), s), ((3, 4), (3, 6)), layouts=_NOT_0D),
+                 lambda x, s: torch.scatter(x, 1, _ti(x, 1), s), ((3, 4), (2, 5)), layouts=_NOT_0D),
         GradCase("scatter", lambda x: x.scatter(0, _bi(x, 0), value=2.0), lambda x: x.scatter(0, _ti(x, 0), 2.0),
                  variant="value"),
         GradCase("scatter_add", lambda x, s: bm.scatter_add(x, 0, _bi(x, 0), s),
-                 lambda x, s: torch.scatter_add(x, 0, _ti(x, 0), s), ((3, 4), (6, 5)), layouts=_NOT_0D),
+                 lambda x, s: torch.scatter_add(x, 0, _ti(x, 0), s), ((3, 4), (5, 3)), layouts=_NOT_0D),
         GradCase("repeat", lambda x: x.repeat(2, 1, 3), lambda x: x.repeat(2, 1, 3)),
         GradCase("tile", lambda x: x.tile((2,)), lambda x: x.tile((2,))),
         GradCase("repeat_interleave", lambda x: x.repeat_interleave(2, dim=0),
@@ -53,7 +54,7 @@ def shape_grad_cases() -> list[GradCase]:
         GradCase("einsum", lambda a, b, c: bm.einsum("bij,jk,bk->bi", a, b, c),
                  lambda a, b, c: torch.einsum("bij,jk,bk->bi", a, b, c), ((2, 3, 4), (4, 5), (2, 5)),
                  variant="three", layouts=_NOT_0D_OR_EMPTY),
-        GradCase("mm", bm.mm, torch.mm, ((3, 4), (4, 5)), layouts=_NOT_0D),
+        GradCase("mm", bm.mm, torch.mm, ((3, 4), (4, 5)), layouts=_NOT_0D_OR_EMPTY),
         GradCase("bmm", bm.bmm, torch.bmm, ((2, 3, 4), (2, 4, 5)), layouts=_NOT_0D_OR_EMPTY),
         GradCase("outer", bm.outer, torch.outer, ((3,), (4,)), layouts=_NOT_0D),
         GradCase("view_ops", lambda x: bm.diagonal(x, 1) * 1.0, lambda x: torch.diagonal(x, 1) * 1.0,

@@ -222,3 +222,20 @@ def test_where_one_argument_and_repeat_interleave_indices(device):
         bm.tril(x[0])
     with pytest.raises(ValueError, match=r"\[flip\] dim -2 appears more than once"):
         bm.flip(x, (0, -2))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scatter_gradient_with_src_larger_than_index(device):
+    """torch's backward refuses a src larger than the index; ours gives src's elements outside the
+    index's extent a zero gradient: compared with torch on the src narrowed to the index's shape."""
+    x, xt = _pair((3, 4), device, 7)
+    s, st = _pair((4, 6), device, 8)
+    idx = np.array([[2, 0, 1, 2], [1, 1, 0, 2]])
+    g = np.random.default_rng(9).standard_normal((3, 4)).astype(np.float32)
+    for fn, tfn in ((bm.scatter, torch.scatter), (bm.scatter_add, torch.scatter_add)):
+        a, b = x.detach().requires_grad_(), s.detach().requires_grad_()
+        fn(a, 0, bm.tensor(idx, device=device), b).backward(bm.tensor(g, device=device))
+        at, bt = xt.detach().requires_grad_(), st.detach().requires_grad_()
+        tfn(at, 0, torch.from_numpy(idx), bt[:2, :4]).backward(torch.from_numpy(g))
+        assert_close(a.grad, at.grad.numpy(), 1e-6, 1e-6)
+        assert_close(b.grad, bt.grad.numpy(), 1e-6, 1e-6)
