@@ -207,3 +207,8 @@ CASES += [
     GradCase("div", bm.reciprocal, torch.reciprocal, domain="pos", variant="reciprocal"),
     GradCase("mul", bm.square, torch.square, variant="square"),
 ]
+
+# ---- the shape functions' rows (flip, gather, scatter, einsum, the views): grad_cases_shape.py ----
+from grad_cases_shape import shape_grad_cases  # noqa: E402
+
+CASES += shape_grad_cases()

@@ -492,3 +492,8 @@ CASES += dtypes_cases()
 from op_cases_elementwise import elementwise_cases  # noqa: E402
 
 CASES += elementwise_cases()
+
+# ---- the shape functions' rows (flip, gather, scatter, einsum...): op_cases_shape.py ----
+from op_cases_shape import shape_cases  # noqa: E402
+
+CASES += shape_cases()

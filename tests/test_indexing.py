@@ -381,8 +381,7 @@ def test_index_errors(device):
         ((Ellipsis, Ellipsis), IndexError, r"\[index\] an index can only have a single ellipsis"),
         ((bm.tensor([0, 1], device=device), bm.tensor([0, 1, 2], device=device)), IndexError,
          r"\[index\] shape mismatch: indexing tensors could not be broadcast together with shapes \(2,\), \(3,\)"),
-        (slice(None, None, -1), ValueError, r"\[index\] step must be greater than zero"),
-        (slice(None, None, 0), ValueError, r"\[index\] step must be greater than zero"),
+        (slice(None, None, 0), ValueError, r"\[index\] slice step cannot be zero"),
     ]
     for idx, exc, msg in cases:
         with pytest.raises(exc, match=msg):

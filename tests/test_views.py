@@ -86,8 +86,8 @@ def test_getitem(device):
         t[4]
     with pytest.raises(IndexError, match="too many indices"):
         t[1, 2, 3, 4]
-    with pytest.raises(ValueError, match="step must be greater than zero"):
-        t[::-1]
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        t[::0]
     with pytest.raises(TypeError, match="only integers, slices"):
         t[1.5]
 

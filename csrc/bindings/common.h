@@ -35,6 +35,7 @@ void init_determinism(py::module_& m);  // determinism.cpp
 void init_dlpack(py::module_& m);  // dlpack.cpp: Tensor.__dlpack__, from_dlpack (after init_tensor)
 void init_reduce_ext(py::module_& m);  // reduce_ext.cpp: scans, sorting, prod/std/norm, isclose
 void init_elementwise(py::module_& m);  // elementwise.cpp: after init_tensor, adds & | ^ ~ to the Tensor class
+void init_shape(py::module_& m);  // shape.cpp: flip, roll, tril/triu, gather, scatter (i12-shape)
 
 // Indexing (index.cpp): a Python index (int, slice, None, ..., bool, Tensor, list, NumPy array or a
 // tuple of them) as the core's list; lists and arrays become tensors on self's device.

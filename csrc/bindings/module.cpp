@@ -29,6 +29,7 @@ PYBIND11_MODULE(_core, m) {
   bm::bind::init_backward(m);
   bm::bind::init_optim(m);
   bm::bind::init_index(m);
+  bm::bind::init_shape(m);
   bm::bind::init_memory(m);
   bm::bind::init_cuda_compile(m);
   bm::bind::init_reduce_ext(m);

@@ -2,6 +2,7 @@
 // ones become one index_select (or index_copy_) along merged dims, with linear indices computed
 // on the host. See core/ops_index.h for the rules.
 #include "core/ops_index.h"
+#include "core/ops_shape.h"
 #include "core/memory.h"
 
 #include <algorithm>
@@ -72,6 +73,10 @@ struct Pending {
 struct Basic {
   TensorPtr view;  // t after the basic indices: a view of t
   std::vector<Pending> adv;
+  // Dims of `view` taken by slices with negative steps: the view holds them in increasing order
+  // (a positive-step slice over the same elements); t[idx] flips them (a copy, not a view: the
+  // kernels take non-negative strides), t[idx] = v writes v flipped along them.
+  Dims flips;
 };
 
 bool host_bool(const Tensor& t) {
@@ -109,7 +114,7 @@ Basic apply_basic(const char* op, const TensorPtr& t, const std::vector<TensorIn
   if (consumed > t->ndim())
     throw IndexError(tag(op) + "too many indices for a tensor of dimension " + std::to_string(t->ndim()) + " (got " +
                      std::to_string(consumed) + ")");
-  Basic r{t, {}};
+  Basic r{t, {}, {}};
   int64_t dim = 0, odim = 0;  // the next dim of the view, and of t
   auto select_int = [&](int64_t i) {
     const int64_t size = r.view->shape[size_t(dim)];
@@ -131,8 +136,19 @@ Basic apply_basic(const char* op, const TensorPtr& t, const std::vector<TensorIn
     switch (x.kind) {
       case Kind::Int: select_int(x.i); break;
       case Kind::Slice:
-        if (x.step <= 0) throw ValueError(tag(op) + "step must be greater than zero, got " + std::to_string(x.step));
-        r.view = slice(r.view, dim++, x.start, x.stop, x.step);
+        if (x.step == 0) throw ValueError(tag(op) + "slice step cannot be zero");
+        if (x.step < 0 && r.view->ndim() > dim) {
+          // Python's rule for negative steps, then the same elements as a positive-step slice.
+          const int64_t size = r.view->shape[size_t(dim)];
+          auto clampi = [&](int64_t v) { if (v < 0) v += size; return std::min(std::max<int64_t>(v, -1), size - 1); };
+          const int64_t start = x.start ? clampi(*x.start) : size - 1, stop = x.stop ? clampi(*x.stop) : -1;
+          const int64_t n = start > stop ? (start - stop - 1) / -x.step + 1 : 0;
+          const int64_t first = n > 0 ? start + (n - 1) * x.step : 0;
+          r.view = slice(r.view, dim, first, first + (n > 0 ? (n - 1) * -x.step + 1 : 0), -x.step);
+          r.flips.push_back(dim++);
+        } else {
+          r.view = slice(r.view, dim++, x.start, x.stop, x.step);
+        }
         ++odim;
         break;
       case Kind::None: r.view = unsqueeze(r.view, dim++); break;
@@ -287,6 +303,7 @@ Advanced plan_advanced(const char* op, const Basic& b) {
 TensorPtr index(const TensorPtr& t, const std::vector<TensorIndex>& idx) {
   OpScope scope("index");  // named by OutOfMemoryError
   Basic b = apply_basic("index", t, idx, nullptr);
+  if (!b.flips.empty()) b.view = flip(b.view, b.flips);
   if (b.adv.empty()) return b.view == t ? view(t, t->shape) : b.view;  // x[()] / x[...]: an alias
   Advanced a = plan_advanced("index", b);
   TensorPtr merged = a.m == 1 ? a.src : reshape(a.src, a.merged_shape);
@@ -297,6 +314,9 @@ void index_put_(const TensorPtr& t, const std::vector<TensorIndex>& idx, const O
   OpScope scope("index_put");  // named by OutOfMemoryError
   const char* op = "index_put";
   Basic b = apply_basic(op, t, idx, value.is_scalar() ? nullptr : value.t.get());
+  if (!b.flips.empty() && !b.adv.empty())
+    throw UnsupportedError(tag(op) + "a slice with a negative step together with tensor indices is not supported; "
+                           "flip the value and use a positive step");
   if (value.is_scalar() && b.adv.size() == 1 && b.adv[0].t && b.adv[0].t->dtype == DType::Bool) {
     // t[mask] = number: one elementwise pass, view := where(mask, number, view), with the mask
     // viewed to broadcast over the dims it does not cover. No nonzero(), no host read.
@@ -333,7 +353,7 @@ void index_put_(const TensorPtr& t, const std::vector<TensorIndex>& idx, const O
   }
   val = expand(val, target);
   if (b.adv.empty()) {
-    copy_into(b.view, val);
+    copy_into(b.view, b.flips.empty() || value.is_scalar() ? val : flip(val, b.flips));
     return;
   }
   TensorPtr src = reshape(val, a.gathered_shape);

@@ -2,7 +2,10 @@
 // built from: index_select, index_add, index_copy_, nonzero.
 //
 // Basic indices (ints, slices with positive steps, None, Ellipsis) give views: select / slice /
-// unsqueeze. Advanced indices (int32/int64 tensors, bool masks, Python bools) follow torch:
+// unsqueeze. A slice with a negative step (torch refuses them; NumPy allows them) selects the same
+// elements as a positive-step slice, reversed: t[idx] returns a flipped copy (not a view: kernels
+// take non-negative strides only), and t[idx] = v writes v flipped into the positive-step view
+// (together with tensor indices: UnsupportedError). Advanced indices (int32/int64 tensors, bool masks, Python bools) follow torch:
 //   - a bool mask of k dims consumes k dims and becomes k index tensors through nonzero();
 //   - a Python bool (or 0-d bool tensor) adds a dim of size 1 indexed by [0] (True) or [] (False);
 //   - a 0-d integer tensor is an int (a view);
@@ -29,7 +32,7 @@ struct TensorIndex {
   Kind kind = Kind::None;
   int64_t i = 0;                       // Int
   std::optional<int64_t> start, stop;  // Slice (Python semantics; nullopt = omitted)
-  int64_t step = 1;                    // Slice; must be > 0
+  int64_t step = 1;                    // Slice; != 0 (a negative step gives a flipped copy)
   bool b = false;                      // Bool
   TensorPtr t;                         // Tensor: int32/int64 indices or a bool mask
 

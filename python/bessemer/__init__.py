@@ -183,7 +183,6 @@ from ._ops import (  # noqa: E402
     transpose,
     unsqueeze,
     var,
-    where,
     zeros,
 )
 from ._reduce_ops import (  # noqa: E402
@@ -202,6 +201,36 @@ from ._reduce_ops import (  # noqa: E402
     std,
     topk,
     unique,
+)
+from ._shape import (  # noqa: E402  (shape functions, gather / scatter, einsum; also adds Tensor methods)
+    bmm,
+    chunk,
+    diagonal,
+    einsum,
+    flip,
+    fliplr,
+    flipud,
+    gather,
+    ger,
+    masked_fill,
+    mm,
+    moveaxis,
+    movedim,
+    narrow,
+    outer,
+    repeat_interleave,
+    roll,
+    scatter,
+    scatter_add,
+    split,
+    swapaxes,
+    swapdims,
+    t,
+    tile,
+    tril,
+    triu,
+    unbind,
+    where,
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .io import SafetensorsError, load_file, load_model, save_file, save_model
