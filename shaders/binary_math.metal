@@ -76,10 +76,18 @@ kernel void math_binary_1d(device const T* a [[buffer(0)]],
                            device const T* b [[buffer(1)]],
                            device R* out [[buffer(2)]],
                            constant ElementwiseArgs& args [[buffer(3)]],
-                           uint gid [[thread_position_in_grid]]) {
-  if (long(gid) >= args.numel) return;
+                           uint gid [[thread_position_in_grid]],
+                           uint n [[threads_per_grid]]) {
   typedef typename bm_compute<T>::type C;
-  out[bm_1d_offset(args, gid, 0)] = R(Op::apply(C(a[bm_1d_offset(args, gid, 1)]), C(b[bm_1d_offset(args, gid, 2)])));
+  for (uint i0 = gid; long(i0) < args.numel; i0 += BM_EW_PER_THREAD * n) {  // see elementwise.h
+    C va[BM_EW_PER_THREAD], vb[BM_EW_PER_THREAD];
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n) {
+      va[k] = C(a[bm_1d_offset(args, i, 1)]);
+      vb[k] = C(b[bm_1d_offset(args, i, 2)]);
+    }
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      out[bm_1d_offset(args, i, 0)] = R(Op::apply(va[k], vb[k]));
+  }
 }
 
 // lerp(input, end, weight) as torch: input + w (end - input) for |w| < 0.5, else
@@ -110,10 +118,16 @@ kernel void lerp_1d(device const T* s [[buffer(0)]],
                     device const T* w [[buffer(2)]],
                     device T* out [[buffer(3)]],
                     constant ElementwiseArgs& args [[buffer(4)]],
-                    uint gid [[thread_position_in_grid]]) {
-  if (long(gid) >= args.numel) return;
-  out[bm_1d_offset(args, gid, 0)] = T(bm_lerp(float(s[bm_1d_offset(args, gid, 1)]), float(e[bm_1d_offset(args, gid, 2)]),
-                                             float(w[bm_1d_offset(args, gid, 3)])));
+                    uint gid [[thread_position_in_grid]],
+                    uint n [[threads_per_grid]]) {
+  for (uint i0 = gid; long(i0) < args.numel; i0 += BM_EW_PER_THREAD * n) {  // see elementwise.h
+    float v[BM_EW_PER_THREAD];
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      v[k] = bm_lerp(float(s[bm_1d_offset(args, i, 1)]), float(e[bm_1d_offset(args, i, 2)]),
+                     float(w[bm_1d_offset(args, i, 3)]));
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      out[bm_1d_offset(args, i, 0)] = T(v[k]);
+  }
 }
 
 // ---- instantiations: "<op>_strided_<dtype>", "<op>_1d_<dtype>" for the dtypes of each op's row ----

@@ -128,10 +128,16 @@ template <typename T, typename R, typename Op>
 kernel void math_unary_1d(device const T* x [[buffer(0)]],
                           device R* out [[buffer(1)]],
                           constant ElementwiseArgs& args [[buffer(2)]],
-                          uint gid [[thread_position_in_grid]]) {
-  if (long(gid) >= args.numel) return;
+                          uint gid [[thread_position_in_grid]],
+                          uint n [[threads_per_grid]]) {
   typedef typename bm_compute<T>::type C;
-  out[bm_1d_offset(args, gid, 0)] = R(Op::apply(C(x[bm_1d_offset(args, gid, 1)]), args));
+  for (uint i0 = gid; long(i0) < args.numel; i0 += BM_EW_PER_THREAD * n) {  // see elementwise.h
+    C v[BM_EW_PER_THREAD];
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      v[k] = C(x[bm_1d_offset(args, i, 1)]);
+    for (uint k = 0, i = i0; k < BM_EW_PER_THREAD && long(i) < args.numel; ++k, i += n)
+      out[bm_1d_offset(args, i, 0)] = R(Op::apply(v[k], args));
+  }
 }
 
 // ---- instantiations: "<op>_strided_<dtype>" and "<op>_1d_<dtype>" for the dtypes of each op's row ----

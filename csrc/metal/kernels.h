@@ -15,6 +15,14 @@ extern "C++" {
 namespace bm::metal {
 
 void register_copy_kernels(MetalBackend& b);         // copy (casts), fill, arange     - ops_copy.cpp
+// The elementwise launch (ops_elementwise.cpp), shared by ops_math.cpp: the operands (cast and
+// broadcast by the dispatcher) merged into layouts; "<op>_1d_<dt>" (BM_EW_PER_THREAD elements a
+// thread when long, shaders/elementwise.h) for a layout of at most one dim, "<op>_strided_<dt>"
+// otherwise. Inputs at buffers 0..nin-1, the output at nin, the arguments at nin+1.
+void launch_elementwise(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& params);
+// Runs `<base>_<dtype>` (pow_check_negative, divisor_check_zero) over e's elements and waits:
+// whether any element was flagged.
+bool any_flagged(const char* base, const Tensor& e);
 void register_elementwise_kernels(MetalBackend& b);  // unary, binary, where, clamp    - ops_elementwise.cpp
 void register_reduce_kernels(MetalBackend& b);       // reductions, softmax            - ops_reduce.cpp
 void register_matmul_kernels(MetalBackend& b);       // matmul                         - ops_matmul.cpp

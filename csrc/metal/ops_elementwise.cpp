@@ -39,9 +39,11 @@ const OpNames& names_of(OpId op) {
   return table[int(op)];
 }
 
+}  // namespace
+
 // out = op(in...) with `params` (op parameters) for kernels instantiated for dtype `dt`. Inputs
 // are bound at buffers 0..nin-1, the output at nin, the arguments at nin+1.
-void launch(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& params) {
+void launch_elementwise(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& params) {
   MetalBackend& be = backend_of(*c.out);
   std::vector<const Tensor*> ts{c.out};
   std::vector<MetalBackend::Binding> bind;
@@ -65,11 +67,13 @@ void launch(OpId op, DType dt, const KernelCall& c, const ElementwiseArgs& param
   });
 }
 
+namespace {
+
 // Ops without parameters; kernels are named by the input dtype (the compute dtype: comparisons
 // write bool, where's condition is bool and its values come last).
 template <OpId op>
 void elementwise_kernel(const KernelCall& c) {
-  launch(op, c.in[c.nin - 1]->dtype, c, ElementwiseArgs{});
+  launch_elementwise(op, c.in[c.nin - 1]->dtype, c, ElementwiseArgs{});
 }
 
 // Bounds converted as the CPU converts them (core/clamp_bound.h), so both clamp to the same
@@ -100,12 +104,14 @@ void clamp_kernel(const KernelCall& c) {
     if (a.has_s0) p.ivalue[0] = clamp_bound<int64_t>(a.s0);
     if (a.has_s1) p.ivalue[1] = clamp_bound<int64_t>(a.s1);
   }
-  launch(OpId::clamp, dt, c, p);
+  launch_elementwise(OpId::clamp, dt, c, p);
 }
 
 // Integer pow raises on a negative exponent before anything is written, as on the CPU. The
 // exponent lives in device memory, possibly still being produced by queued work, so the check runs
 // on the GPU in queue order: pow_check_negative sets a flag, the host waits for the queue and reads
+}  // namespace
+
 // the flag, and only then is pow launched. The wait makes integer pow a synchronous op; integer
 // powers are rare, and the error must surface at the call that caused it.
 // any_flagged: true when the kernel `<base>_<dtype>` (pow_check_negative, divisor_check_zero)
@@ -129,6 +135,8 @@ bool any_flagged(const char* base, const Tensor& e) {
   return *flag->data<int32_t>() != 0;
 }
 
+namespace {
+
 void check_no_negative_exponent(const Tensor& e) {
   if (any_flagged("pow_check_negative", e))
     throw ValueError("[pow] integers to negative integer powers are not allowed");
@@ -143,13 +151,13 @@ void division_kernel(const KernelCall& c) {
   if (is_integral(dt) && !c.args->divisor_checked &&
       any_flagged("divisor_check_zero", *c.in[1]))
     throw ZeroDivisionError(std::string("[") + op_row(op).name + "] integer division by zero");
-  launch(op, dt, c, ElementwiseArgs{});
+  launch_elementwise(op, dt, c, ElementwiseArgs{});
 }
 
 void pow_kernel(const KernelCall& c) {
   const DType dt = c.out->dtype;
   if (is_integral(dt)) check_no_negative_exponent(*c.in[1]);
-  launch(OpId::pow, dt, c, ElementwiseArgs{});
+  launch_elementwise(OpId::pow, dt, c, ElementwiseArgs{});
 }
 
 // Registers k for every dtype of op's table row; Metal has no float64.

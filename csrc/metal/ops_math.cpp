@@ -1,9 +1,6 @@
 // Elementwise math on Metal: shaders/unary_math.metal (log1p ... erfinv, floor ... round, sign,
 // nan_to_num, bitwise_not, isnan ... logical_not) and shaders/binary_math.metal (atan2 hypot fmod,
-// logical_* and bitwise_*, lerp). Launched as ops_elementwise.cpp launches its families: the
-// operands (cast and broadcast by the dispatcher) merged into layouts, "<op>_1d_<dtype>" for a
-// layout of at most one dim, "<op>_strided_<dtype>" otherwise. The launch helpers are repeated
-// here rather than shared so this family stays in files of its own.
+// logical_* and bitwise_*, lerp), launched by ops_elementwise.cpp's launch_elementwise.
 #include <array>
 #include <cmath>
 #include <string>
@@ -16,43 +13,9 @@ namespace bm::metal {
 
 namespace {
 
-// Kernel host names per op and dtype, built once (a launch should not build strings).
-struct OpNames {
-  std::array<std::string, kNumDTypes> strided, flat;
-};
-const OpNames& names_of(OpId op) {
-  static const std::array<OpNames, kNumOps> table = [] {
-    std::array<OpNames, kNumOps> t;
-    for (int o = 0; o < kNumOps; ++o)
-      for (int d = 0; d < kNumDTypes; ++d) {
-        std::string base = op_row(OpId(o)).name;
-        t[o].strided[d] = kernel_name(base + "_strided", DType(d));
-        t[o].flat[d] = kernel_name(base + "_1d", DType(d));
-      }
-    return t;
-  }();
-  return table[int(op)];
-}
-
-// out = op(in...) with `params`, for kernels instantiated for the compute dtype (the last input's:
-// the logical ops and predicates write bool). Inputs at buffers 0..nin-1, out at nin, args at nin+1.
+// The compute dtype is the last input's (the logical ops and predicates write bool).
 void launch(OpId op, const KernelCall& c, const ElementwiseArgs& params) {
-  MetalBackend& be = backend_of(*c.out);
-  const DType dt = c.in[c.nin - 1]->dtype;
-  std::vector<const Tensor*> ts{c.out};
-  std::vector<MetalBackend::Binding> bind;
-  for (int i = 0; i < c.nin; ++i) {
-    ts.push_back(c.in[i]);
-    bind.push_back({c.in[i], uint32_t(i)});
-  }
-  bind.push_back({c.out, uint32_t(c.nin)});
-  const OpNames& names = names_of(op);
-  for_each_layout(ts, [&](const Layout& L) {
-    ElementwiseArgs a = params;
-    set_layout(L, &a);
-    const std::string& name = L.ndim <= 1 ? names.flat[int(dt)] : names.strided[int(dt)];
-    be.dispatch(name, bind, &a, sizeof(a), uint32_t(c.nin + 1), Size3{uint64_t(L.numel), 1, 1}, group_1d(L.numel));
-  });
+  launch_elementwise(op, c.in[c.nin - 1]->dtype, c, params);
 }
 
 template <OpId op>
@@ -94,27 +57,9 @@ void nan_to_num_kernel(const KernelCall& c) {
 
 // Integer fmod raises on a zero divisor before anything is written, as on the CPU. A Python-number
 // divisor was checked by the op layer (args.divisor_checked): no wait. A tensor divisor is checked
-// on the GPU in queue order by binary.metal's divisor_check_zero kernel, which sets a flag the host
-// reads after waiting for the queue (as remainder does in ops_elementwise.cpp).
-bool any_zero(const Tensor& e) {
-  MetalBackend& be = backend_of(e);
-  Tensor v = e;  // broadcast (stride-0) dims read once
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    if (v.strides[d] == 0) v.shape[d] = 1;
-  TensorPtr flag = empty_tensor({}, DType::Int32, e.device());  // fresh: no queued work, the host may write it
-  *flag->data<int32_t>() = 0;
-  const std::string name = kernel_name("divisor_check_zero", e.dtype);
-  for_each_layout({&v}, [&](const Layout& L) {
-    ElementwiseArgs a{};
-    set_layout(L, &a);
-    be.dispatch(name, {{&v, 0}, {flag.get(), 1}}, &a, sizeof(a), 2, Size3{uint64_t(L.numel), 1, 1},
-                group_1d(L.numel));
-  });
-  be.synchronize();
-  return *flag->data<int32_t>() != 0;
-}
+// on the GPU in queue order by binary.metal's divisor_check_zero (as remainder does).
 void fmod_kernel(const KernelCall& c) {
-  if (!is_floating(c.out->dtype) && !c.args->divisor_checked && any_zero(*c.in[1]))
+  if (!is_floating(c.out->dtype) && !c.args->divisor_checked && any_flagged("divisor_check_zero", *c.in[1]))
     throw ZeroDivisionError("[fmod] integer division by zero");
   launch(OpId::fmod, c, ElementwiseArgs{});
 }
