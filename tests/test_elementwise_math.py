@@ -184,6 +184,10 @@ ACCURACY = [
 def test_float32_accuracy_in_ulps(device, name, ref, inputs, bound):
     x = inputs()
     got = getattr(bm, name)(bm.tensor(x, device=device)).numpy()
+    # CUDA's libdevice log2f / log10f / exp2f are within 2 ulp (CUDA C Programming Guide, table of
+    # single-precision maximum errors) where glibc's are within 1: measured 1.77 and 2.03 on an H200
+    if device.startswith("cuda") and name in ("log2", "log10", "exp2"):
+        bound = 2.5
     assert _ulp_error(got, ref(torch.tensor(x, dtype=torch.float64)).numpy()) <= bound
 
 
@@ -381,3 +385,13 @@ def test_unsupported_dtypes_name_the_op(device):
                     (lambda: bm.round(b), r"\[round\] dtype bool")):
         with pytest.raises(TypeError, match=msg):
             fn()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_uint8_with_negative_numbers_wraps_like_torch(device):
+    # torch casts the number to uint8 (-3 -> 253, -9 -> 247); 255 is never a divisor of -1
+    x = np.array([1, 2, 3, 4, 5, 6, 250, 255], dtype=np.uint8)
+    t, tt = bm.tensor(x, device=device), torch.tensor(x)
+    assert np.array_equal(bm.fmod(t, -3).to("cpu").numpy(), torch.fmod(tt, -3).numpy())
+    assert np.array_equal((-9 // t).to("cpu").numpy(), (-9 // tt).numpy())
+    assert np.array_equal(bm.remainder(-9, t).to("cpu").numpy(), torch.remainder(-9, tt).numpy())

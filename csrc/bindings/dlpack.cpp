@@ -51,6 +51,9 @@ const char* const kUsedVersionedName = "used_dltensor_versioned";
 DLDataType dl_dtype(DType d) {
   switch (d) {
     case DType::Bool: return {kDLBool, 8, 1};
+    case DType::Int8: return {kDLInt, 8, 1};
+    case DType::UInt8: return {kDLUInt, 8, 1};
+    case DType::Int16: return {kDLInt, 16, 1};
     case DType::Int32: return {kDLInt, 32, 1};
     case DType::Int64: return {kDLInt, 64, 1};
     case DType::Float16: return {kDLFloat, 16, 1};

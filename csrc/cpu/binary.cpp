@@ -3,6 +3,7 @@
 // output shape; comparisons write bool. float16/bfloat16 compute in float32 and round on store.
 #include <atomic>
 #include <cmath>
+#include <type_traits>
 
 #include "cpu/elementwise.h"
 #include "cpu/kernels.h"
@@ -176,13 +177,13 @@ struct PowKernel {
 template <typename C>
 C int_floor_divide(C a, C b) {
   if (b == 0) return C(0);
-  if (b == C(-1)) return C(uint_t<C>(0) - uint_t<C>(a));
+  if (std::is_signed_v<C> && b == C(-1)) return C(uint_t<C>(0) - uint_t<C>(a));  // never 255 of uint8
   const C q = a / b, r = a % b;
   return r != 0 && ((r < 0) != (b < 0)) ? C(q - 1) : q;
 }
 template <typename C>
 C int_remainder(C a, C b) {
-  if (b == 0 || b == C(-1)) return C(0);
+  if (b == 0 || (std::is_signed_v<C> && b == C(-1))) return C(0);
   const C r = a % b;
   return r != 0 && ((r < 0) != (b < 0)) ? C(r + b) : r;
 }
