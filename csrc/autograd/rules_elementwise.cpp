@@ -8,6 +8,7 @@
 //   atan2(a, b): g b / (a^2 + b^2), -g a / (a^2 + b^2)  hypot(a, b): g a / y, g b / y
 //   fmod(a, b): g, -g trunc(a / b)                      lerp(s, e, w): g (1 - w), g w, g (e - s)
 // reciprocal and square are compositions of div and mul, whose rules they use.
+#include "autograd/rule_ops.h"
 #include "autograd/rules.h"
 #include "core/ops.h"
 
@@ -15,14 +16,7 @@ namespace bm {
 
 namespace {
 
-using Grads = std::vector<TensorPtr>;
-Operand num(double v) { return Scalar::from_double(v); }
-TensorPtr mul(const Operand& a, const Operand& b) { return binary(OpId::mul, a, b); }
-TensorPtr div(const Operand& a, const Operand& b) { return binary(OpId::div, a, b); }
-TensorPtr add(const Operand& a, const Operand& b) { return binary(OpId::add, a, b); }
-TensorPtr sub(const Operand& a, const Operand& b) { return binary(OpId::sub, a, b); }
-TensorPtr exp(const TensorPtr& a) { return unary(OpId::exp, a); }
-TensorPtr neg(const TensorPtr& a) { return unary(OpId::neg, a); }
+using namespace rule_ops;
 
 constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390, kSqrtPiOverTwo = 0.88622692545275801365;

@@ -8,7 +8,9 @@
 //            revcumsum(g * cumprod(x with that zero as 1)); after it: 0.
 // argsort (integer output) has no rule; sort / topk / median values differentiate through
 // take_along_dim's index_select.
+#include "autograd/rule_ops.h"
 #include "autograd/rules.h"
+#include "core/ops_shape.h"
 #include "core/ops.h"
 #include "core/ops_index.h"
 #include "core/ops_scan.h"
@@ -17,17 +19,7 @@ namespace bm {
 
 namespace {
 
-using Grads = std::vector<TensorPtr>;
-Operand num(double v) { return Scalar::from_double(v); }
-Operand inum(int64_t v) { return Scalar::from_int(v); }
-TensorPtr bin(OpId op, const Operand& a, const Operand& b) { return binary(op, a, b); }
-
-TensorPtr keepdim_grad(const GradCtx& c, const TensorPtr& g) {
-  if (c.args.keepdim) return g;
-  Shape k = c.geoms[0].shape;
-  for (int64_t d : c.args.dims) k[size_t(d)] = 1;
-  return reshape(g, Dims(k.begin(), k.end()));
-}
+using namespace rule_ops;
 
 Grads g_prod(const GradCtx& c) {
   const TensorPtr& x = c.t(0);
@@ -42,15 +34,10 @@ Grads g_prod(const GradCtx& c) {
   return {bin(OpId::mul, g, d)};
 }
 
-// x reversed along dim (0-d: x itself).
-TensorPtr flip(const TensorPtr& x, int64_t dim) {
-  if (x->ndim() == 0) return x;
-  const int64_t n = x->shape[size_t(dim)];
-  TensorPtr rev = arange(Scalar::from_int(n - 1), Scalar::from_int(-1), Scalar::from_int(-1), DType::Int64, x->device());
-  return index_select(x, dim, rev);
+// core/ops_shape.h's flip: index_select with a reversed index (differentiable again; 0-d: x).
+TensorPtr rev_cumsum(const TensorPtr& x, int64_t dim) {
+  return flip(cumsum(flip(x, {dim}), dim, std::nullopt), {dim});
 }
-
-TensorPtr rev_cumsum(const TensorPtr& x, int64_t dim) { return flip(cumsum(flip(x, dim), dim, std::nullopt), dim); }
 
 Grads g_cumsum(const GradCtx& c) { return {rev_cumsum(c.grad, c.args.dim)}; }
 

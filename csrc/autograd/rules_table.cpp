@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 
+#include "autograd/rule_ops.h"
 #include "autograd/rules.h"
 #include "core/errors.h"
 #include "core/ops.h"
@@ -18,23 +19,10 @@ namespace bm {
 
 namespace {
 
-using Grads = std::vector<TensorPtr>;
-Operand num(double v) { return Scalar::from_double(v); }
-TensorPtr mul(const Operand& a, const Operand& b) { return binary(OpId::mul, a, b); }
-TensorPtr div(const Operand& a, const Operand& b) { return binary(OpId::div, a, b); }
-TensorPtr add(const Operand& a, const Operand& b) { return binary(OpId::add, a, b); }
-TensorPtr sub(const Operand& a, const Operand& b) { return binary(OpId::sub, a, b); }
-TensorPtr neg(const TensorPtr& a) { return unary(OpId::neg, a); }
+using namespace rule_ops;
 TensorPtr cmp(OpId op, const Operand& a, const Operand& b) { return binary(op, a, b); }
 TensorPtr sel(const TensorPtr& c, const Operand& a, const Operand& b) { return where(c, a, b); }
 
-// The gradient of a reduction's output, shaped with the reduced dims kept (size 1).
-TensorPtr keepdim_grad(const GradCtx& c, const TensorPtr& g) {
-  if (c.args.keepdim) return g;
-  Shape k = c.geoms[0].shape;
-  for (int64_t d : c.args.dims) k[size_t(d)] = 1;
-  return reshape(g, Dims(k.begin(), k.end()));
-}
 int64_t reduced_count(const GradCtx& c) {
   int64_t n = 1;
   for (int64_t d : c.args.dims) n *= c.geoms[0].shape[size_t(d)];

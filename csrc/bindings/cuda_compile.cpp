@@ -102,18 +102,18 @@ void init_cuda_compile(py::module_& m) {
   m.def("_cuda_compile_shaders", [](const std::string& arch, const std::vector<std::string>& files, int jobs,
                                     bool cache) {
     preload_nvrtc();
-    std::vector<std::string> todo = files;
-    if (todo.empty()) {
+    std::vector<std::string> pending = files;
+    if (pending.empty()) {
       size_t n = 0;
       const cuda::ShaderSource* s = cuda::shader_sources(&n);
-      for (size_t i = 0; i < n; ++i) todo.push_back(s[i].file);
+      for (size_t i = 0; i < n; ++i) pending.push_back(s[i].file);
     }
     auto by_file = kernels_by_file();
-    std::vector<FileResult> results(todo.size());
+    std::vector<FileResult> results(pending.size());
     {
       py::gil_scoped_release nogil;
       size_t workers = jobs > 0 ? size_t(jobs) : std::max(1u, std::thread::hardware_concurrency());
-      workers = std::min(workers, todo.size());
+      workers = std::min(workers, pending.size());
       std::mutex mu;
       size_t next = 0;
       auto work = [&] {
@@ -121,10 +121,10 @@ void init_cuda_compile(py::module_& m) {
           size_t i;
           {
             std::lock_guard<std::mutex> lock(mu);
-            if (next >= todo.size()) return;
+            if (next >= pending.size()) return;
             i = next++;
           }
-          results[i] = compile_file(todo[i], by_file[todo[i]], arch, cache);
+          results[i] = compile_file(pending[i], by_file[pending[i]], arch, cache);
         }
       };
       std::vector<std::thread> pool;

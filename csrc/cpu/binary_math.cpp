@@ -65,23 +65,6 @@ template <typename T> using bitwise_and_kernel = Binary<bitwise_and_op, T>;
 template <typename T> using bitwise_or_kernel = Binary<bitwise_or_op, T>;
 template <typename T> using bitwise_xor_kernel = Binary<bitwise_xor_op, T>;
 
-// True when any element of t equals zero (broadcast dims read once). As remainder's check in
-// binary.cpp, kept private to each family.
-template <typename T>
-bool any_zero(const Tensor& t) {
-  Tensor v = t;
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    if (v.strides[d] == 0) v.shape[d] = 1;
-  std::atomic<bool> found{false};
-  StridedPlan<1> plan({&v});
-  plan.run([&found](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
-    bool zero = false;
-    for (int64_t k = 0; k < n; ++k) zero |= at<T>(p[0], k, st[0]) == T(0);
-    if (zero) found.store(true, std::memory_order_relaxed);
-  });
-  return found.load();
-}
-
 // Integer fmod raises before anything is written when a divisor is zero (torch's behaviour; the op
 // layer has checked a Python-number divisor already and set divisor_checked).
 template <typename T>

@@ -3,6 +3,7 @@
 // cores, and the row functors here pick a loop the compiler can vectorise for the common layouts:
 // everything contiguous, or one input a broadcast scalar (stride 0) and the rest contiguous.
 #pragma once
+#include <atomic>
 #include <type_traits>
 
 #include "core/errors.h"
@@ -67,6 +68,23 @@ void for_each_row(const std::array<const Tensor*, N>& ts, Row&& row) {
 
 template <typename T>
 inline T at(const char* p, int64_t i, int64_t stride) { return *reinterpret_cast<const T*>(p + i * stride); }
+
+// True when any element of t equals zero (broadcast dims read once): the integer divisor check of
+// floor_divide, remainder and fmod, run before anything is written.
+template <typename T>
+bool any_zero(const Tensor& t) {
+  Tensor v = t;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.strides[d] == 0) v.shape[d] = 1;
+  std::atomic<bool> found{false};
+  StridedPlan<1> plan({&v});
+  plan.run([&found](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
+    bool zero = false;
+    for (int64_t k = 0; k < n; ++k) zero |= at<T>(p[0], k, st[0]) == T(0);
+    if (zero) found.store(true, std::memory_order_relaxed);
+  });
+  return found.load();
+}
 
 // out[i] = f(a[i]); f maps T -> R (conversions for the half types happen inside f).
 template <typename R, typename T, typename F>

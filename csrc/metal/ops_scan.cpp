@@ -23,8 +23,8 @@ void run_rows(const KernelCall& c, const char* base, bool per_element) {
   const Tensor& out = *c.out;
   if (in.numel() == 0) return;
   MetalBackend& be = backend_of(out);
-  ReducePlan p = plan_reduce(in, out, in.ndim() == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{c.args->dim});
-  const PlanDim along = p.red.empty() ? PlanDim{1, 0, 0} : p.red[0];
+  RowPlan p = plan_rows(in, out, c.args->dim);
+  const PlanDim along = p.along;
   for_each_outer(p.kept, in.offset, out.offset, [&](const std::vector<PlanDim>& rows, int64_t io, int64_t oo) {
     ScanArgs a{};
     a.len = along.size;

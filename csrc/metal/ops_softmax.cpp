@@ -22,8 +22,8 @@ void softmax_kernel(const KernelCall& c) {
   if (in.numel() == 0) return;
   MetalBackend& be = backend_of(out);
   // The softmax dim plays the reduced dim of a reduction plan; the other dims number the rows.
-  ReducePlan p = plan_reduce(in, out, in.ndim() == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{c.args->dim});
-  const PlanDim along = p.red.empty() ? PlanDim{1, 0, 0} : p.red[0];
+  RowPlan p = plan_rows(in, out, c.args->dim);
+  const PlanDim along = p.along;
   const bool column = !p.kept.empty() && std::llabs(p.kept.back().in_st) < std::llabs(along.in_st);
   for_each_outer(p.kept, in.offset, out.offset, [&](const std::vector<PlanDim>& rows, int64_t io, int64_t oo) {
     SoftmaxArgs a{};

@@ -33,6 +33,11 @@ ReducePlan plan_reduce(const Tensor& in, const Tensor& out, const std::vector<in
   return p;
 }
 
+RowPlan plan_rows(const Tensor& in, const Tensor& out, int64_t dim) {
+  ReducePlan p = plan_reduce(in, out, in.ndim() == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{dim});
+  return {std::move(p.kept), p.red.empty() ? PlanDim{1, 0, 0} : p.red[0]};
+}
+
 TensorPtr reduced_innermost_copy(const Tensor& in, const std::vector<int64_t>& dims) {
   Dims order;
   for (int64_t d = 0; d < in.ndim(); ++d)

@@ -22,6 +22,14 @@ struct ReducePlan {
 // `out` has in's shape except (reductions) size 1 at the reduced dims.
 ReducePlan plan_reduce(const Tensor& in, const Tensor& out, const std::vector<int64_t>& dims);
 
+// Rows along one dim (softmax, scans, sorts): `dim` plays the reduced dim, the other dims number
+// the rows (kept); `along` is that dim (size 1 for a 0-d input or a size-1 dim).
+struct RowPlan {
+  std::vector<PlanDim> kept;
+  PlanDim along;
+};
+RowPlan plan_rows(const Tensor& in, const Tensor& out, int64_t dim);
+
 // A contiguous copy of `in` whose memory holds the kept dims outermost and `dims` innermost (both
 // in logical order), viewed in in's own dim order: every group of dims then merges into one.
 TensorPtr reduced_innermost_copy(const Tensor& in, const std::vector<int64_t>& dims);
