@@ -128,22 +128,8 @@ T int_pow(T base, T e) {
   return T(r);
 }
 
-// True when any element of t is negative. Broadcast (stride-0) dims are read once, so a scalar
-// exponent broadcast to a large output costs one read.
 template <typename T>
-bool any_negative(const Tensor& t) {
-  Tensor v = t;
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    if (v.strides[d] == 0) v.shape[d] = 1;
-  std::atomic<bool> found{false};
-  StridedPlan<1> plan({&v});
-  plan.run([&found](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
-    bool neg = false;
-    for (int64_t k = 0; k < n; ++k) neg |= at<T>(p[0], k, st[0]) < T(0);
-    if (neg) found.store(true, std::memory_order_relaxed);
-  });
-  return found.load();
-}
+bool any_negative(const Tensor& t) { return any_element<T>(t, [](T x) { return x < T(0); }); }
 
 template <typename T>
 struct PowKernel {

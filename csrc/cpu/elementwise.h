@@ -69,22 +69,25 @@ void for_each_row(const std::array<const Tensor*, N>& ts, Row&& row) {
 template <typename T>
 inline T at(const char* p, int64_t i, int64_t stride) { return *reinterpret_cast<const T*>(p + i * stride); }
 
-// True when any element of t equals zero (broadcast dims read once): the integer divisor check of
-// floor_divide, remainder and fmod, run before anything is written.
-template <typename T>
-bool any_zero(const Tensor& t) {
+// True when pred holds for any element of t. Broadcast (stride-0) dims are read once, so a scalar
+// broadcast to a large output costs one read. The checks that run before anything is written:
+// a zero integer divisor (floor_divide, remainder, fmod), a negative integer exponent (pow).
+template <typename T, typename Pred>
+bool any_element(const Tensor& t, Pred pred) {
   Tensor v = t;
   for (size_t d = 0; d < v.shape.size(); ++d)
     if (v.strides[d] == 0) v.shape[d] = 1;
   std::atomic<bool> found{false};
   StridedPlan<1> plan({&v});
-  plan.run([&found](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
-    bool zero = false;
-    for (int64_t k = 0; k < n; ++k) zero |= at<T>(p[0], k, st[0]) == T(0);
-    if (zero) found.store(true, std::memory_order_relaxed);
+  plan.run([&found, &pred](std::array<char*, 1> p, std::array<int64_t, 1> st, int64_t n) {
+    bool hit = false;
+    for (int64_t k = 0; k < n; ++k) hit |= pred(at<T>(p[0], k, st[0]));
+    if (hit) found.store(true, std::memory_order_relaxed);
   });
   return found.load();
 }
+template <typename T>
+bool any_zero(const Tensor& t) { return any_element<T>(t, [](T x) { return x == T(0); }); }
 
 // out[i] = f(a[i]); f maps T -> R (conversions for the half types happen inside f).
 template <typename R, typename T, typename F>
