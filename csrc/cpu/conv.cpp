@@ -23,6 +23,7 @@
 #include "cpu/allocator.h"
 #include "cpu/blas.h"
 #include "cpu/conv_common.h"
+#include "cpu/conv_winograd.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
 
@@ -113,6 +114,12 @@ void conv2d_cpu(const KernelCall& call) {
   if (g.Og <= 2) {
     conv_direct<T, A>(x, g, wm, bias, out);
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (winograd_applies(g)) {  // 3x3, stride 1: conv_winograd.cpp
+      conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data());
+      return;
+    }
   }
   if (g.Og > kBlasIntMax || g.K > kBlasIntMax || g.P > kBlasIntMax)
     throw ValueError("[conv2d] the convolution is too large for the BLAS library's 32-bit sizes");

@@ -1,0 +1,125 @@
+// Winograd F(4x4, 3x3) convolution on the CPU (float32, 3x3 filters, stride 1, dilation 1, one
+// group). The output is cut into 4x4 tiles, numbered t = (n, ty, tx) over all images. Tiles are
+// processed in blocks small enough that the block's transformed inputs and products stay in cache:
+//   filters: U[xi] (O x C) = (G g G^T)[xi] for each (o, c), once per call;
+//   inputs:  V[xi] (C x tiles) = (B^T d B)[xi] for each (c, tile), by our threads;
+//   products: M[xi] (O x tiles) = U[xi] @ V[xi], 36 products by our own register-blocked kernel
+//             (the operands are written in its panel layouts by the transforms: no packing);
+//   outputs: Y = A^T M A + bias for each (o, tile), written into the output, by our threads.
+// Float32 rounding differs from unfolding (the transforms add and scale), well inside the
+// tolerances float32 convolutions are held to (tests/test_conv.py compares with torch).
+#include "cpu/conv_winograd.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/parallel.h"
+#include "cpu/conv_common.h"
+
+#define BM_WINO_NS wino_base
+#include "cpu/conv_winograd_kernels.h"
+
+namespace bm::cpu {
+
+using namespace conv_impl;
+
+namespace {
+
+constexpr int64_t kXi = 36;                      // elements of a transformed 6x6 tile
+constexpr int64_t kBlockFloats = int64_t(1) << 20;  // transformed inputs + products of one block (4 MiB)
+
+const WinogradKernels& pick_kernels() {
+#if defined(BESSEMER_WINOGRAD_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) return winograd_kernels_avx2();
+#endif
+  return wino_base::kernels();
+}
+
+// Tiles [txa, txb) of tile row ty of image n; column `col` of the block's matrices is tile txa.
+struct Run {
+  int64_t n, ty, txa, txb, col;
+};
+
+}  // namespace
+
+bool winograd_applies(const Geom& g) {
+  if (g.KH != 3 || g.KW != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.G != 1) return false;
+  // Few channels: the products are too thin to run near the peak and the transforms
+  // dominate; unfolding is as fast.
+  if (g.C < 16 || g.O < 16) return false;
+  return g.OH >= 4 && g.OW >= 4;
+}
+
+void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
+                     const int64_t* os) {
+  const WinogradKernels& k = pick_kernels();
+  const int64_t C = g.C, O = g.O;
+  const int64_t TY = (g.OH + 3) / 4, TX = (g.OW + 3) / 4, T = g.N * TY * TX;
+  const int64_t OP = (O + kPanelRows - 1) / kPanelRows, Opad = OP * kPanelRows;
+
+  // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
+  // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6]. Padding rows are zero.
+  Scratch<float> u(kXi * Opad * C);
+  if (Opad != O) std::fill(u.p, u.p + kXi * Opad * C, 0.0f);
+  parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      k.weight_run(wm + o * C * 9, 0, C, u.p + (o / kPanelRows) * C * kPanelRows + o % kPanelRows, OP * C * kPanelRows,
+                   kPanelRows);
+  });
+
+  // Tiles per block: the block's transformed inputs and products within kBlockFloats, at least
+  // two panels, whole panels.
+  int64_t tb = std::max<int64_t>(2 * kPanelCols, kBlockFloats / (kXi * (C + Opad)));
+  tb = std::min(tb, T + kPanelCols - 1) / kPanelCols * kPanelCols;
+  const int64_t JPmax = tb / kPanelCols, ldm = tb;
+  // V[xi] (C x tiles) as panels of 16 columns, row by row: V[xi][c][col] at
+  // v[((xi * JPmax + col / 16) * C + c) * 16 + col % 16]. M[xi] (Opad x tiles) row-major, ld ldm.
+  Scratch<float> v(kXi * C * tb), m(kXi * Opad * ldm);
+  std::vector<Run> runs;
+  for (int64_t t0 = 0; t0 < T; t0 += tb) {
+    const int64_t t1 = std::min(T, t0 + tb), nb = t1 - t0, JP = (nb + kPanelCols - 1) / kPanelCols;
+    runs.clear();
+    for (int64_t t = t0; t < t1;) {
+      const int64_t n = t / (TY * TX), ty = t / TX % TY, tx = t % TX, end = std::min(t1 - t, TX - tx);
+      runs.push_back({n, ty, tx, tx + end, t - t0});
+      t += end;
+    }
+    if (nb % kPanelCols != 0) {  // the last panel's columns past nb: zeros, not stale values
+      for (int64_t xi = 0; xi < kXi; ++xi) {
+        float* p = v.p + (xi * JPmax + JP - 1) * C * kPanelCols;
+        std::fill(p, p + C * kPanelCols, 0.0f);
+      }
+    }
+    const int64_t R = int64_t(runs.size());
+    parallel_for(0, C * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t c = q / R;
+        const Run& r = runs[size_t(q % R)];
+        k.input_run(x + r.n * g.xs[0] + c * g.xs[1], g.H, g.W, g.xs[2], g.ph, g.pw, r.ty, r.txa, r.txb,
+                    v.p + c * kPanelCols, JPmax * C * kPanelCols, C * kPanelCols, r.col);
+      }
+    });
+    // M[xi] = U[xi] @ V[xi], one (xi, 16-column panel) pair per task, all row panels of U[xi]
+    // against the one column panel (which stays in cache).
+    parallel_for(0, kXi * JP, 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t xi = q / JP, jp = q % JP;
+        const float* b = v.p + (xi * JPmax + jp) * C * kPanelCols;
+        float* c = m.p + xi * Opad * ldm + jp * kPanelCols;
+        for (int64_t op = 0; op < OP; ++op)
+          k.panel_product(u.p + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+      }
+    });
+    parallel_for(0, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t o = q / R;
+        const Run& r = runs[size_t(q % R)];
+        k.output_run(m.p + o * ldm + r.col, Opad * ldm, bias ? bias[o] : 0.0f, out + r.n * os[0] + o * os[1], g.OH,
+                     g.OW, os[2], os[3], r.ty, r.txa, r.txb);
+      }
+    });
+  }
+}
+
+}  // namespace bm::cpu

@@ -1,0 +1,41 @@
+// Winograd F(4x4, 3x3) for float32 convolutions with 3x3 filters, stride 1, dilation 1, one group
+// (conv_winograd.cpp): a 4x4 block of outputs costs 36 multiplications per (input, output) channel
+// pair instead of 144, done as 36 matrix products. The transforms and the product kernel live in
+// conv_winograd_kernels.h, compiled for the baseline target and, on x86-64, again with AVX2 + FMA
+// (chosen at run time by what the CPU supports).
+#pragma once
+#include <cstdint>
+
+namespace bm::cpu {
+
+namespace conv_impl {
+struct Geom;
+}
+
+// The products run on blocks of kPanelRows output channels x kPanelCols tiles.
+constexpr int kPanelRows = 6, kPanelCols = 16;
+
+// The transforms and the product kernel of one instruction set (see conv_winograd_kernels.h for
+// their contracts).
+struct WinogradKernels {
+  void (*weight_run)(const float* w, int64_t c0, int64_t c1, float* dst, int64_t ldxi, int64_t cs);
+  void (*input_run)(const float* plane, int64_t H, int64_t W, int64_t rs, int64_t ph, int64_t pw, int64_t ty,
+                    int64_t txa, int64_t txb, float* dst, int64_t ldxi, int64_t ps, int64_t col);
+  void (*output_run)(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
+                     int64_t os3, int64_t ty, int64_t txa, int64_t txb);
+  void (*panel_product)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
+};
+
+#if defined(BESSEMER_WINOGRAD_AVX2)
+const WinogradKernels& winograd_kernels_avx2();  // isa/conv_winograd_avx2.cpp
+#endif
+
+// Whether conv2d_winograd handles this convolution, and is expected to be faster than unfolding.
+bool winograd_applies(const conv_impl::Geom& g);
+
+// out (N, O, OH, OW) with strides os = conv(x, w) + bias. x: the input (strides g.xs, unit stride
+// along W); wm: the filters as an O x (C * 9) row-major matrix; bias: O floats or null.
+void conv2d_winograd(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
+                     const int64_t* os);
+
+}  // namespace bm::cpu
