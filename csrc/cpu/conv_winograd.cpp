@@ -11,6 +11,10 @@
 #include "cpu/conv_winograd.h"
 
 #include <algorithm>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/parallel.h"
@@ -36,6 +40,57 @@ const WinogradKernels& pick_kernels() {
   return wino_base::kernels();
 }
 
+// Filters in the transform domain, kept for the next call with the same filters (inference runs
+// each layer's filters many times; transforming 512 x 512 filters writes 37 MiB). An entry is
+// found by content, never by address or version: a hit compares the filters with the copy kept
+// beside the transform (bytes, so no stale entry can be used whoever wrote the memory).
+struct PackedFilters {
+  int64_t O, C;
+  std::vector<float> w;  // the O x (C * 9) filters they were made from
+  std::vector<float> u;  // U[xi], panels of kPanelRows rows, column by column (see conv2d_winograd)
+  size_t bytes() const { return (w.size() + u.size()) * sizeof(float); }
+};
+
+constexpr size_t kCacheBytes = size_t(96) << 20;
+
+std::shared_ptr<const PackedFilters> packed_filters(const WinogradKernels& k, const float* wm, int64_t O, int64_t C) {
+  static std::mutex mu;
+  static std::list<std::shared_ptr<const PackedFilters>> lru;  // most recently used first
+  static size_t held = 0;
+  const size_t wn = size_t(O * C * 9);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto it = lru.begin(); it != lru.end(); ++it) {
+      const PackedFilters& e = **it;
+      if (e.O == O && e.C == C && std::memcmp(e.w.data(), wm, wn * sizeof(float)) == 0) {
+        lru.splice(lru.begin(), lru, it);
+        return lru.front();
+      }
+    }
+  }
+  const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
+  auto e = std::make_shared<PackedFilters>();
+  e->O = O, e->C = C;
+  e->w.assign(wm, wm + wn);
+  e->u.resize(size_t(kXi * OP * kPanelRows * C));  // zeros: the padding rows stay zero
+  float* u = e->u.data();
+  parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      k.weight_run(wm + o * C * 9, 0, C, u + (o / kPanelRows) * C * kPanelRows + o % kPanelRows,
+                   OP * C * kPanelRows, kPanelRows);
+  });
+  if (e->bytes() <= kCacheBytes / 2) {
+    std::lock_guard<std::mutex> lock(mu);
+    lru.push_front(e);
+    held += e->bytes();
+    while (held > kCacheBytes) {
+      held -= lru.back()->bytes();
+      lru.pop_back();
+    }
+  }
+  return e;
+}
+
 // Tiles [txa, txb) of tile row ty of image n; column `col` of the block's matrices is tile txa.
 struct Run {
   int64_t n, ty, txa, txb, col;
@@ -48,7 +103,9 @@ bool winograd_applies(const Geom& g) {
   // Few channels: the products are too thin to run near the peak and the transforms
   // dominate; unfolding is as fast.
   if (g.C < 16 || g.O < 16) return false;
-  return g.OH >= 4 && g.OW >= 4;
+  // Fewer tiles than a panel's width: the product kernel would mostly multiply padding.
+  const int64_t tiles = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  return tiles >= kPanelCols;
 }
 
 void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
@@ -59,14 +116,9 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows, Opad = OP * kPanelRows;
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
-  // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6]. Padding rows are zero.
-  Scratch<float> u(kXi * Opad * C);
-  if (Opad != O) std::fill(u.p, u.p + kXi * Opad * C, 0.0f);
-  parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o)
-      k.weight_run(wm + o * C * 9, 0, C, u.p + (o / kPanelRows) * C * kPanelRows + o % kPanelRows, OP * C * kPanelRows,
-                   kPanelRows);
-  });
+  // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6].
+  const std::shared_ptr<const PackedFilters> filters = packed_filters(k, wm, O, C);
+  const float* u = filters->u.data();
 
   // Tiles per block: the block's transformed inputs and products within kBlockFloats, at least
   // two panels, whole panels.
@@ -108,7 +160,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
         const float* b = v.p + (xi * JPmax + jp) * C * kPanelCols;
         float* c = m.p + xi * Opad * ldm + jp * kPanelCols;
         for (int64_t op = 0; op < OP; ++op)
-          k.panel_product(u.p + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+          k.panel_product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
       }
     });
     parallel_for(0, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
