@@ -23,6 +23,7 @@
 #include "cpu/allocator.h"
 #include "cpu/blas.h"
 #include "cpu/conv_common.h"
+#include "cpu/conv_gemm.h"
 #include "cpu/conv_winograd.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
@@ -118,6 +119,10 @@ void conv2d_cpu(const KernelCall& call) {
   if constexpr (std::is_same_v<T, float>) {
     if (winograd_applies(g)) {  // 3x3, stride 1: conv_winograd.cpp
       conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data());
+      return;
+    }
+    if (panel_gemm_applies(g)) {  // conv_gemm.cpp
+      conv2d_panel_gemm(x, g, wm, bias, out.data<float>(), out.strides.data());
       return;
     }
   }

@@ -11,14 +11,12 @@
 #include "cpu/conv_winograd.h"
 
 #include <algorithm>
-#include <cstring>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/parallel.h"
 #include "cpu/conv_common.h"
+#include "cpu/conv_pack_cache.h"
 
 #define BM_WINO_NS wino_base
 #include "cpu/conv_winograd_kernels.h"
@@ -32,7 +30,9 @@ namespace {
 constexpr int64_t kXi = 36;                      // elements of a transformed 6x6 tile
 constexpr int64_t kBlockFloats = int64_t(1) << 20;  // transformed inputs + products of one block (4 MiB)
 
-const WinogradKernels& pick_kernels() {
+}  // namespace
+
+const WinogradKernels& winograd_kernels() {
 #if defined(BESSEMER_WINOGRAD_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx2) return winograd_kernels_avx2();
@@ -40,55 +40,21 @@ const WinogradKernels& pick_kernels() {
   return wino_base::kernels();
 }
 
-// Filters in the transform domain, kept for the next call with the same filters (inference runs
-// each layer's filters many times; transforming 512 x 512 filters writes 37 MiB). An entry is
-// found by content, never by address or version: a hit compares the filters with the copy kept
-// beside the transform (bytes, so no stale entry can be used whoever wrote the memory).
-struct PackedFilters {
-  int64_t O, C;
-  std::vector<float> w;  // the O x (C * 9) filters they were made from
-  std::vector<float> u;  // U[xi], panels of kPanelRows rows, column by column (see conv2d_winograd)
-  size_t bytes() const { return (w.size() + u.size()) * sizeof(float); }
-};
+namespace {
 
-constexpr size_t kCacheBytes = size_t(96) << 20;
+constexpr int kWinogradFilters = 1;  // conv_pack_cache.h: this file's kind of entry
 
-std::shared_ptr<const PackedFilters> packed_filters(const WinogradKernels& k, const float* wm, int64_t O, int64_t C) {
-  static std::mutex mu;
-  static std::list<std::shared_ptr<const PackedFilters>> lru;  // most recently used first
-  static size_t held = 0;
-  const size_t wn = size_t(O * C * 9);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto it = lru.begin(); it != lru.end(); ++it) {
-      const PackedFilters& e = **it;
-      if (e.O == O && e.C == C && std::memcmp(e.w.data(), wm, wn * sizeof(float)) == 0) {
-        lru.splice(lru.begin(), lru, it);
-        return lru.front();
-      }
-    }
-  }
+// U[xi] for the O x (C * 9) filters wm, zero padding rows (layout: see conv2d_winograd).
+std::shared_ptr<const PackedFilters> winograd_filters(const WinogradKernels& k, const float* wm, int64_t O,
+                                                      int64_t C) {
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
-  auto e = std::make_shared<PackedFilters>();
-  e->O = O, e->C = C;
-  e->w.assign(wm, wm + wn);
-  e->u.resize(size_t(kXi * OP * kPanelRows * C));  // zeros: the padding rows stay zero
-  float* u = e->u.data();
-  parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o)
-      k.weight_run(wm + o * C * 9, 0, C, u + (o / kPanelRows) * C * kPanelRows + o % kPanelRows,
-                   OP * C * kPanelRows, kPanelRows);
+  return packed_filters(kWinogradFilters, wm, O, C * 9, size_t(kXi * OP * kPanelRows * C), [&](float* u) {
+    parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o)
+        k.weight_run(wm + o * C * 9, 0, C, u + (o / kPanelRows) * C * kPanelRows + o % kPanelRows,
+                     OP * C * kPanelRows, kPanelRows);
+    });
   });
-  if (e->bytes() <= kCacheBytes / 2) {
-    std::lock_guard<std::mutex> lock(mu);
-    lru.push_front(e);
-    held += e->bytes();
-    while (held > kCacheBytes) {
-      held -= lru.back()->bytes();
-      lru.pop_back();
-    }
-  }
-  return e;
 }
 
 // Tiles [txa, txb) of tile row ty of image n; column `col` of the block's matrices is tile txa.
@@ -110,15 +76,15 @@ bool winograd_applies(const Geom& g) {
 
 void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
                      const int64_t* os) {
-  const WinogradKernels& k = pick_kernels();
+  const WinogradKernels& k = winograd_kernels();
   const int64_t C = g.C, O = g.O;
   const int64_t TY = (g.OH + 3) / 4, TX = (g.OW + 3) / 4, T = g.N * TY * TX;
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows, Opad = OP * kPanelRows;
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
   // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6].
-  const std::shared_ptr<const PackedFilters> filters = packed_filters(k, wm, O, C);
-  const float* u = filters->u.data();
+  const std::shared_ptr<const PackedFilters> filters = winograd_filters(k, wm, O, C);
+  const float* u = filters->packed.data();
 
   // Tiles per block: the block's transformed inputs and products within kBlockFloats, at least
   // two panels, whole panels.

@@ -26,6 +26,8 @@ struct WinogradKernels {
   void (*panel_product)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
 };
 
+// The widest set the CPU runs (AVX2 + FMA where built and supported, else the baseline).
+const WinogradKernels& winograd_kernels();
 #if defined(BESSEMER_WINOGRAD_AVX2)
 const WinogradKernels& winograd_kernels_avx2();  // isa/conv_winograd_avx2.cpp
 #endif

@@ -1,0 +1,131 @@
+// float32 convolutions (one group) that Winograd does not take, on our own product kernel: the
+// unfolded input patches (im2col) are written straight into the kernel's 16-column panels, the
+// filters are cut into 6-row panels once and cached (conv_pack_cache.h), and the product runs on
+// our thread pool, each 6 x 16 block of outputs stored with its bias. BLAS is not used: its threads
+// wait for work by spinning, which on a busy 2-core machine costs more than the product, and
+// handing it one product per block of columns adds a thread start each time.
+#include "cpu/conv_gemm.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/parallel.h"
+#include "cpu/conv_common.h"
+#include "cpu/conv_pack_cache.h"
+#include "cpu/conv_winograd.h"
+
+namespace bm::cpu {
+
+using namespace conv_impl;
+
+namespace {
+
+constexpr int kPanelFilters = 2;                    // conv_pack_cache.h: this file's kind of entry
+constexpr int64_t kBlockFloats = int64_t(1) << 19;  // unfolded columns of one block (2 MiB)
+
+// Rows [r0, r1) (r = (c, ky, kx)) of the column matrix of block `blk`, written as panels of 16
+// columns: entry (r, col) at dst[(col / 16) * K * 16 + r * 16 + col % 16]; columns from the
+// block's width to the end of its last panel are zero.
+void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r0, int64_t r1, float* dst) {
+  const int64_t ps = g.K * kPanelCols, cols = blk.cols(), end = (cols + kPanelCols - 1) / kPanelCols * kPanelCols;
+  for (int64_t r = r0; r < r1; ++r) {
+    float* row = dst + r * kPanelCols;
+    // Columns [col, col + len) from src[i * step], split at panel edges; src null: zeros.
+    auto put = [&](int64_t col, const float* src, int64_t step, int64_t len) {
+      while (len > 0) {
+        const int64_t seg = std::min(len, kPanelCols - col % kPanelCols);
+        float* d = row + (col / kPanelCols) * ps + col % kPanelCols;
+        if (!src) std::fill(d, d + seg, 0.0f);
+        else if (step == 1) std::copy(src, src + seg, d);
+        else
+          for (int64_t i = 0; i < seg; ++i) d[i] = src[i * step];
+        if (src) src += seg * step;
+        col += seg, len -= seg;
+      }
+    };
+    const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
+    int64_t lo, hi;
+    valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
+    const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
+    int64_t col = 0;
+    for (int64_t n = blk.n0; n < blk.n1; ++n) {
+      const float* plane = x + n * g.xs[0] + c * g.xs[1];
+      for (int64_t p = blk.p0; p < blk.p1;) {
+        const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
+        const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+        const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
+        if (iy < 0 || iy >= g.H || a >= b) {
+          put(col, nullptr, 0, ox1 - ox0);
+        } else {
+          put(col, nullptr, 0, a - ox0);
+          put(col + (a - ox0), plane + iy * g.xs[2] + (a * g.sw + xoff) * g.xs[3], g.sw * g.xs[3], b - a);
+          put(col + (b - ox0), nullptr, 0, ox1 - b);
+        }
+        col += ox1 - ox0;
+        p += ox1 - ox0;
+      }
+    }
+    put(cols, nullptr, 0, end - cols);
+  }
+}
+
+}  // namespace
+
+bool panel_gemm_applies(const Geom& g) { return g.G == 1 && g.O > 2; }
+
+void conv2d_panel_gemm(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
+                       const int64_t* os) {
+  const WinogradKernels& k = winograd_kernels();
+  const int64_t O = g.O, K = g.K, OP = (O + kPanelRows - 1) / kPanelRows;
+  // The filters as panels of 6 rows, column by column: w[o][kk] at a[((o / 6) * K + kk) * 6 + o % 6].
+  const std::shared_ptr<const PackedFilters> filters =
+      packed_filters(kPanelFilters, wm, O, K, size_t(OP * kPanelRows * K), [&](float* a) {
+        parallel_for(0, O, std::max<int64_t>(1, 4096 / K), [&](int64_t o0, int64_t o1) {
+          for (int64_t o = o0; o < o1; ++o)
+            for (int64_t kk = 0; kk < K; ++kk) a[((o / kPanelRows) * K + kk) * kPanelRows + o % kPanelRows] = wm[o * K + kk];
+        });
+      });
+  const float* a = filters->packed.data();
+
+  // Column blocks: tiles of one image, or whole images, of whole panels within kBlockFloats.
+  const int64_t max_cols = std::max<int64_t>(4 * kPanelCols, kBlockFloats / K / kPanelCols * kPanelCols);
+  const int64_t per_block = g.P >= max_cols ? 1 : std::max<int64_t>(1, max_cols / g.P);
+  const int64_t tile = per_block > 1 ? g.P : max_cols;
+  const int64_t cols_max = per_block > 1 ? per_block * g.P : std::min(g.P, tile);
+  const int64_t jp_max = (cols_max + kPanelCols - 1) / kPanelCols;
+  Scratch<float> b(jp_max * kPanelCols * K);
+  std::vector<int64_t> base(size_t(jp_max * kPanelCols));  // column -> output offset of channel 0
+  for (int64_t n0 = 0; n0 < g.N; n0 += per_block) {
+    for (int64_t p0 = 0; p0 < g.P; p0 += tile) {
+      const Block blk{n0, std::min(g.N, n0 + per_block), p0, std::min(g.P, p0 + tile)};
+      const int64_t cols = blk.cols(), JP = (cols + kPanelCols - 1) / kPanelCols, per = blk.p1 - blk.p0;
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t n = blk.n0 + j / per, p = blk.p0 + j % per;
+        base[size_t(j)] = n * os[0] + (p / g.OW) * os[2] + (p % g.OW) * os[3];
+      }
+      parallel_for(0, K, std::max<int64_t>(1, 8192 / cols),
+                   [&](int64_t r0, int64_t r1) { unfold_to_panels(x, g, blk, r0, r1, b.p); });
+      // One (column panel, row panel) pair per task, column panel outermost: a thread keeps its
+      // column panel in cache while the filter panels stream past.
+      parallel_for(0, JP * OP, 1, [&](int64_t q0, int64_t q1) {
+        float acc[kPanelRows * kPanelCols];
+        for (int64_t q = q0; q < q1; ++q) {
+          const int64_t jp = q / OP, op = q % OP;
+          k.panel_product(a + op * K * kPanelRows, b.p + jp * K * kPanelCols, K, acc, kPanelCols);
+          const int64_t rows = std::min<int64_t>(kPanelRows, O - op * kPanelRows);
+          const int64_t ncol = std::min<int64_t>(kPanelCols, cols - jp * kPanelCols);
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t o = op * kPanelRows + r;
+            const float bv = bias ? bias[o] : 0.0f;
+            float* dst = out + o * os[1];
+            const int64_t* bj = base.data() + jp * kPanelCols;
+            for (int64_t j = 0; j < ncol; ++j) dst[bj[j]] = acc[r * kPanelCols + j] + bv;
+          }
+        }
+      });
+    }
+  }
+}
+
+}  // namespace bm::cpu

@@ -1,0 +1,20 @@
+// float32 convolutions on our own product kernel (conv_gemm.cpp): unfolded patches in panels,
+// filters packed once and cached.
+#pragma once
+#include <cstdint>
+
+namespace bm::cpu {
+
+namespace conv_impl {
+struct Geom;
+}
+
+// Whether conv2d_panel_gemm handles this convolution (one group, more than two output channels).
+bool panel_gemm_applies(const conv_impl::Geom& g);
+
+// out (N, O, OH, OW) with strides os = conv(x, w) + bias. x: the input (strides g.xs); wm: the
+// filters as an O x K row-major matrix; bias: O floats or null.
+void conv2d_panel_gemm(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
+                       const int64_t* os);
+
+}  // namespace bm::cpu
