@@ -80,6 +80,25 @@ COMBOS = [
     ("groups3_tuple_args", (1, 6, 7, 7), 6, (3, 3),
      dict(stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=3), True),
 ]
+# The CPU's float32 fast paths. Winograd F(2x2, 3x3) (3x3, stride 1, >= 16 channels each way, >= 16
+# output tiles): odd channel counts (vector-lane and 6-row panel tails), output sizes that are not
+# multiples of 2 (partial tiles), every padding it takes (0, 1, 2, uneven), tile rows crossing the
+# product kernel's 16-column panels, and enough tiles for several blocks. The panel product
+# (other one-group convolutions): strided, dilated, 1x1 and 7x7 with row and column tails. Groups
+# keep BLAS. Larger filters over 16+ channels grow the values, so the inputs stay modest in size.
+FAST = [
+    ("winograd_tails", (2, 17, 13, 9), 19, (3, 3), dict(padding=1), True),
+    ("winograd_nopad", (1, 16, 18, 23), 16, (3, 3), dict(), False),
+    ("winograd_pad2_wide", (1, 16, 10, 30), 20, (3, 3), dict(padding=2), True),
+    ("winograd_pad_uneven", (2, 18, 11, 14), 17, (3, 3), dict(padding=(0, 1)), True),
+    ("winograd_blocks", (2, 16, 120, 118), 16, (3, 3), dict(padding=1), True),
+    ("panel_3x3_stride2", (2, 20, 11, 13), 13, (3, 3), dict(stride=2, padding=1), True),
+    ("panel_dilated", (1, 16, 12, 12), 17, (3, 3), dict(padding=2, dilation=2), False),
+    ("panel_1x1_stride2", (2, 24, 9, 9), 31, (1, 1), dict(stride=2), True),
+    ("panel_7x7_stem", (2, 3, 37, 35), 20, (7, 7), dict(stride=2, padding=3), False),
+    ("panel_few_tiles_3x3", (1, 32, 7, 7), 16, (3, 3), dict(padding=1), True),  # < 16 tiles: not Winograd
+    ("groups_blas", (1, 32, 10, 10), 32, (3, 3), dict(padding=1, groups=2), True),
+]
 
 
 def _run(combo, device, dtype, layout="contiguous", seed=0):
@@ -110,6 +129,38 @@ def test_conv2d_matches_torch(combo, device):
 def test_conv2d_layouts(combo, layout, device):
     for dtype in (bm.float32, bm.float16):
         _run(combo, device, dtype, layout)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("combo", FAST, ids=[c[0] for c in FAST])
+def test_conv2d_fast_paths_match_torch(combo, device):
+    _run(combo, device, bm.float32)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS[1:])
+@pytest.mark.parametrize("combo", [FAST[0], FAST[3], FAST[5], FAST[7]], ids=lambda c: c[0])
+def test_conv2d_fast_paths_layouts(combo, layout, device):
+    _run(combo, device, bm.float32, layout)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv2d_fast_paths_filters_rewritten(device):
+    """The CPU keeps rearranged filters between calls: writing new values into the same memory,
+    through bessemer or through the NumPy array it shares, must give the new filters' result."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    for shape, kw in (((16, 16, 3, 3), dict(padding=1)), ((16, 16, 3, 3), dict(stride=2))):
+        w_np = rng.standard_normal(shape).astype(np.float32)
+        w = bm.from_numpy(w_np) if device == "cpu" else bm.tensor(w_np, device=device)
+        bx = bm.tensor(x, device=device)
+        assert_close(F.conv2d(bx, w, **kw), torch_conv(x, w_np, None, **kw), 2e-5, 5e-5)
+        w_np[...] *= -0.5  # bm.from_numpy shares this memory on the CPU
+        if device != "cpu":
+            w.copy_(bm.tensor(w_np, device=device))
+        assert_close(F.conv2d(bx, w, **kw), torch_conv(x, w_np, None, **kw), 2e-5, 5e-5)
+        w.mul_(3.0)
+        assert_close(F.conv2d(bx, w, **kw), torch_conv(x, w.numpy(), None, **kw), 2e-5, 5e-5)
 
 
 @pytest.mark.parametrize("device", DEVICES)

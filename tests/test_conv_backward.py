@@ -61,6 +61,14 @@ CONV = [
     ("many_images", (6, 3, 4, 4), 5, (3, 3), dict(padding=1)),
     ("large_plane", (1, 2, 34, 33), 3, (3, 3), dict(padding=1)),  # >= 1024 pixels: one image per block
 ]
+# float32 input gradients of 3x3 stride-1 convolutions with >= 16 channels run through Winograd
+# on the CPU (turned filters, padding 2 - p): odd channels, partial tiles, padding 0, 1, 2.
+WINOGRAD = [
+    ("winograd_pad1_tails", (2, 19, 13, 9), 17, (3, 3), dict(padding=1)),
+    ("winograd_pad0", (1, 16, 10, 21), 18, (3, 3), dict()),
+    ("winograd_pad2", (1, 20, 9, 11), 16, (3, 3), dict(padding=2)),
+    ("winograd_pad_uneven", (2, 16, 11, 10), 16, (3, 3), dict(padding=(2, 0))),
+]
 
 
 def _conv_case(combo, dtype, seed=0, layout="contiguous"):
@@ -97,6 +105,13 @@ def test_conv2d_backward_matches_torch(combo, device):
 def test_conv2d_backward_layouts(combo, layout, device):
     for dtype in (bm.float32, bm.bfloat16):
         _conv_run(combo, device, dtype, layout)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("combo", WINOGRAD, ids=[c[0] for c in WINOGRAD])
+def test_conv2d_backward_winograd(combo, layout, device):
+    _conv_run(combo, device, bm.float32, layout)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,9 +1,9 @@
-// Winograd F(4x4, 3x3) convolution on the CPU (float32, 3x3 filters, stride 1, dilation 1, one
-// group). The output is cut into 4x4 tiles, numbered t = (n, ty, tx) over all images. Tiles are
+// Winograd F(2x2, 3x3) convolution on the CPU (float32, 3x3 filters, stride 1, dilation 1, one
+// group). The output is cut into 2x2 tiles, numbered t = (n, ty, tx) over all images. Tiles are
 // processed in blocks small enough that the block's transformed inputs and products stay in cache:
-//   filters: U[xi] (O x C) = (G g G^T)[xi] for each (o, c), once per call;
+//   filters: U[xi] (O x C) = (G g G^T)[xi] for each (o, c), cached (conv_pack_cache.h);
 //   inputs:  V[xi] (C x tiles) = (B^T d B)[xi] for each (c, tile), by our threads;
-//   products: M[xi] (O x tiles) = U[xi] @ V[xi], 36 products by our own register-blocked kernel
+//   products: M[xi] (O x tiles) = U[xi] @ V[xi], 16 products by our own register-blocked kernel
 //             (the operands are written in its panel layouts by the transforms: no packing);
 //   outputs: Y = A^T M A + bias for each (o, tile), written into the output, by our threads.
 // Float32 rounding differs from unfolding (the transforms add and scale), well inside the
@@ -27,7 +27,7 @@ using namespace conv_impl;
 
 namespace {
 
-constexpr int64_t kXi = 36;                      // elements of a transformed 6x6 tile
+constexpr int64_t kXi = 16;  // elements of a transformed 4x4 tile
 constexpr int64_t kBlockFloats = int64_t(1) << 20;  // transformed inputs + products of one block (4 MiB)
 
 }  // namespace
@@ -70,7 +70,7 @@ bool winograd_applies(const Geom& g) {
   // dominate; unfolding is as fast.
   if (g.C < 16 || g.O < 16) return false;
   // Fewer tiles than a panel's width: the product kernel would mostly multiply padding.
-  const int64_t tiles = g.N * ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  const int64_t tiles = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
   return tiles >= kPanelCols;
 }
 
@@ -78,7 +78,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
                      const int64_t* os) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t C = g.C, O = g.O;
-  const int64_t TY = (g.OH + 3) / 4, TX = (g.OW + 3) / 4, T = g.N * TY * TX;
+  const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2, T = g.N * TY * TX;
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows, Opad = OP * kPanelRows;
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by

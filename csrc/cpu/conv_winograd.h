@@ -1,6 +1,6 @@
-// Winograd F(4x4, 3x3) for float32 convolutions with 3x3 filters, stride 1, dilation 1, one group
-// (conv_winograd.cpp): a 4x4 block of outputs costs 36 multiplications per (input, output) channel
-// pair instead of 144, done as 36 matrix products. The transforms and the product kernel live in
+// Winograd F(2x2, 3x3) for float32 convolutions with 3x3 filters, stride 1, dilation 1, one group
+// (conv_winograd.cpp): a 2x2 block of outputs costs 16 multiplications per (input, output) channel
+// pair instead of 36, done as 16 matrix products. The transforms and the product kernel live in
 // conv_winograd_kernels.h, compiled for the baseline target and, on x86-64, again with AVX2 + FMA
 // (chosen at run time by what the CPU supports).
 #pragma once

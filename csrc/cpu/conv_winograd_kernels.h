@@ -1,15 +1,17 @@
-// The transforms of Winograd's F(4x4, 3x3) convolution, written once and compiled twice: for the
+// The transforms of Winograd's F(2x2, 3x3) convolution, written once and compiled twice: for the
 // baseline target (conv_winograd.cpp) and with AVX2 + FMA (isa/conv_winograd_avx2.cpp); the
 // including file names the namespace (BM_WINO_NS) so the two copies never meet at link time.
 //
-// With d a 6x6 input tile and g a 3x3 filter, the 4x4 output tile is
+// With d a 4x4 input tile and g a 3x3 filter, the 2x2 output tile is
 //   Y = A^T [(G g G^T) . (B^T d B)] A
-// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", interpolation points
-// 0, 1, -1, 2, -2 and infinity). Each function works on kLanes tiles (or filters) side by side, one
-// per vector lane: every loop below runs over the lane index innermost, so the compiler turns it
-// into vector arithmetic of the target's width.
+// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", points 0, 1, -1 and
+// infinity). F(4x4, 3x3) would save more multiplications but its transforms scale values by up to
+// 8 and cancel them again: about 10x the rounding error of a direct sum, outside float32
+// convolution's tolerances; F(2x2, 3x3) only adds, subtracts and halves. Each function works on
+// kLanes tiles (or filters) side by side, one per vector lane: every loop below runs over the lane
+// index innermost, so the compiler turns it into vector arithmetic of the target's width.
 //
-// Layout of the transform domain: element xi = 6 * i + j of a tile is row `channel` of matrix xi,
+// Layout of the transform domain: element xi = 4 * i + j of a tile is row `channel` of matrix xi,
 // column `tile`; matrices are ldxi floats apart (the driver multiplies matrix xi of the filters by
 // matrix xi of the inputs).
 #pragma once
@@ -25,86 +27,67 @@ namespace bm::cpu::BM_WINO_NS {
 
 constexpr int kLanes = 8;
 
-// t = B^T d along the first index (rows): t[i][j] = sum_k B^T[i][k] d[k][j].
-inline void bt_cols(const float (&d)[6][6][kLanes], float (&t)[6][6][kLanes]) {
-  for (int j = 0; j < 6; ++j) {
-    for (int l = 0; l < kLanes; ++l) {
-      const float d0 = d[0][j][l], d1 = d[1][j][l], d2 = d[2][j][l], d3 = d[3][j][l], d4 = d[4][j][l],
-                  d5 = d[5][j][l];
-      t[0][j][l] = 4.0f * d0 - 5.0f * d2 + d4;
-      t[1][j][l] = -4.0f * (d1 + d2) + d3 + d4;
-      t[2][j][l] = 4.0f * (d1 - d2) - d3 + d4;
-      t[3][j][l] = 2.0f * (d3 - d1) - d2 + d4;
-      t[4][j][l] = 2.0f * (d1 - d3) - d2 + d4;
-      t[5][j][l] = 4.0f * d1 - 5.0f * d3 + d5;
-    }
-  }
-}
-
-// v = t B along the second index (columns), stored: v[i][j] of lane l (column col + l of the
-// transform domain) at dst[(6 i + j) * ldxi + panel_at(col + l, ps)].
 inline int64_t panel_at(int64_t col, int64_t ps) { return (col / kPanelCols) * ps + col % kPanelCols; }
 
-inline void bt_rows_store(const float (&t)[6][6][kLanes], float* dst, int64_t ldxi, int64_t ps, int64_t col,
-                          int lanes) {
-  const bool one_panel = lanes == kLanes && col % kPanelCols + kLanes <= kPanelCols;
-  dst += panel_at(col, ps);
-  for (int i = 0; i < 6; ++i) {
-    float v[6][kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-      const float d0 = t[i][0][l], d1 = t[i][1][l], d2 = t[i][2][l], d3 = t[i][3][l], d4 = t[i][4][l],
-                  d5 = t[i][5][l];
-      v[0][l] = 4.0f * d0 - 5.0f * d2 + d4;
-      v[1][l] = -4.0f * (d1 + d2) + d3 + d4;
-      v[2][l] = 4.0f * (d1 - d2) - d3 + d4;
-      v[3][l] = 2.0f * (d3 - d1) - d2 + d4;
-      v[4][l] = 2.0f * (d1 - d3) - d2 + d4;
-      v[5][l] = 4.0f * d1 - 5.0f * d3 + d5;
-    }
-    for (int j = 0; j < 6; ++j) {
-      float* o = dst + (6 * i + j) * ldxi;
-      if (one_panel) {
-        for (int l = 0; l < kLanes; ++l) o[l] = v[j][l];
-      } else {  // the lanes cross into the next panel, or fewer lanes
-        for (int l = 0; l < lanes; ++l) o[panel_at(col + l, ps) - panel_at(col, ps)] = v[j][l];
-      }
-    }
-  }
-}
-
 // Input tiles (ty, tx) for tx in [txa, txb) of one plane (H x W, rows rs apart, unit stride along
-// a row), the plane padded by (ph, pw) zeros: tile (ty, tx) reads rows 4 ty - ph + [0, 6) and
-// columns 4 tx - pw + [0, 6). Tile txa is column col of the transform domain; matrix xi's
-// column c goes to dst + xi * ldxi + panel_at(c, ps) (16-column panels, ps floats apart).
+// a row), the plane padded by (ph, pw) zeros: tile (ty, tx) reads rows 2 ty - ph + [0, 4) and
+// columns 2 tx - pw + [0, 4). Tile txa is column col of the transform domain; v = B^T d B, element
+// xi of tile column c, goes to dst + xi * ldxi + panel_at(c, ps) (16-column panels, ps floats apart).
 inline void input_run(const float* plane, int64_t H, int64_t W, int64_t rs, int64_t ph, int64_t pw, int64_t ty,
                       int64_t txa, int64_t txb, float* dst, int64_t ldxi, int64_t ps, int64_t col) {
-  const int64_t y0 = 4 * ty - ph;
-  const bool rows_inside = y0 >= 0 && y0 + 6 <= H;
+  const int64_t y0 = 2 * ty - ph;
+  const bool rows_inside = y0 >= 0 && y0 + 4 <= H;
   for (int64_t t0 = txa; t0 < txb; t0 += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, txb - t0));
-    const int64_t x0 = 4 * t0 - pw, x_end = 4 * (t0 + kLanes - 1) - pw + 6;
-    float d[6][6][kLanes];
+    const int64_t x0 = 2 * t0 - pw, x_end = 2 * (t0 + kLanes - 1) - pw + 4;
+    float d[4][4][kLanes];
     if (rows_inside && x0 >= 0 && x_end <= W) {
-      for (int i = 0; i < 6; ++i) {
+      for (int i = 0; i < 4; ++i) {
         const float* r = plane + (y0 + i) * rs + x0;
-        for (int j = 0; j < 6; ++j)
-          for (int l = 0; l < kLanes; ++l) d[i][j][l] = r[4 * l + j];
+        for (int j = 0; j < 4; ++j)
+          for (int l = 0; l < kLanes; ++l) d[i][j][l] = r[2 * l + j];
       }
     } else {  // a border: zeros outside the plane
-      for (int i = 0; i < 6; ++i) {
+      for (int i = 0; i < 4; ++i) {
         const int64_t y = y0 + i;
         const float* r = plane + y * rs;
-        for (int j = 0; j < 6; ++j) {
+        for (int j = 0; j < 4; ++j) {
           for (int l = 0; l < kLanes; ++l) {
-            const int64_t x = x0 + 4 * l + j;
+            const int64_t x = x0 + 2 * l + j;
             d[i][j][l] = (y >= 0 && y < H && x >= 0 && x < W && l < lanes) ? r[x] : 0.0f;
           }
         }
       }
     }
-    float t[6][6][kLanes];
-    bt_cols(d, t);
-    bt_rows_store(t, dst, ldxi, ps, col + (t0 - txa), lanes);
+    float t[4][4][kLanes];  // t = B^T d along the rows
+    for (int j = 0; j < 4; ++j) {
+      for (int l = 0; l < kLanes; ++l) {
+        t[0][j][l] = d[0][j][l] - d[2][j][l];
+        t[1][j][l] = d[1][j][l] + d[2][j][l];
+        t[2][j][l] = d[2][j][l] - d[1][j][l];
+        t[3][j][l] = d[1][j][l] - d[3][j][l];
+      }
+    }
+    const int64_t c = col + (t0 - txa);
+    const bool one_panel = lanes == kLanes && c % kPanelCols + kLanes <= kPanelCols;
+    float* base = dst + panel_at(c, ps);
+    for (int i = 0; i < 4; ++i) {
+      float v[4][kLanes];  // v = t B along the columns
+      for (int l = 0; l < kLanes; ++l) {
+        v[0][l] = t[i][0][l] - t[i][2][l];
+        v[1][l] = t[i][1][l] + t[i][2][l];
+        v[2][l] = t[i][2][l] - t[i][1][l];
+        v[3][l] = t[i][1][l] - t[i][3][l];
+      }
+      for (int j = 0; j < 4; ++j) {
+        float* o = base + (4 * i + j) * ldxi;
+        if (one_panel) {
+          for (int l = 0; l < kLanes; ++l) o[l] = v[j][l];
+        } else {  // the lanes cross into the next panel, or fewer lanes
+          for (int l = 0; l < lanes; ++l) o[panel_at(c + l, ps) - panel_at(c, ps)] = v[j][l];
+        }
+      }
+    }
   }
 }
 
@@ -114,43 +97,29 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
                        int64_t os3, int64_t ty, int64_t txa, int64_t txb) {
   for (int64_t t0 = txa; t0 < txb; t0 += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, txb - t0));
-    float s[4][6][kLanes];  // s = A^T m along the first index
-    for (int j = 0; j < 6; ++j) {
-      float c[6][kLanes];
-      for (int k = 0; k < 6; ++k) {
-        const float* src = m + (6 * k + j) * ldxi + (t0 - txa);
-        if (lanes == kLanes) {
-          for (int l = 0; l < kLanes; ++l) c[k][l] = src[l];
-        } else {
-          for (int l = 0; l < kLanes; ++l) c[k][l] = l < lanes ? src[l] : 0.0f;
-        }
+    float c[4][4][kLanes];
+    for (int xi = 0; xi < 16; ++xi) {
+      const float* src = m + xi * ldxi + (t0 - txa);
+      for (int l = 0; l < kLanes; ++l) c[xi / 4][xi % 4][l] = l < lanes ? src[l] : 0.0f;
+    }
+    float y[2][2][kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      float s[2][4];  // s = A^T c along the rows
+      for (int j = 0; j < 4; ++j) {
+        s[0][j] = c[0][j][l] + c[1][j][l] + c[2][j][l];
+        s[1][j] = c[1][j][l] - c[2][j][l] - c[3][j][l];
       }
-      for (int l = 0; l < kLanes; ++l) {
-        const float a12 = c[1][l] + c[2][l], d12 = c[1][l] - c[2][l];
-        const float a34 = c[3][l] + c[4][l], d34 = c[3][l] - c[4][l];
-        s[0][j][l] = c[0][l] + a12 + a34;
-        s[1][j][l] = d12 + 2.0f * d34;
-        s[2][j][l] = a12 + 4.0f * a34;
-        s[3][j][l] = d12 + 8.0f * d34 + c[5][l];
+      for (int i = 0; i < 2; ++i) {  // y = s A along the columns
+        y[i][0][l] = s[i][0] + s[i][1] + s[i][2] + bias;
+        y[i][1][l] = s[i][1] - s[i][2] - s[i][3] + bias;
       }
     }
-    float y[4][4][kLanes];  // y = s A along the second index
-    for (int i = 0; i < 4; ++i) {
-      for (int l = 0; l < kLanes; ++l) {
-        const float a12 = s[i][1][l] + s[i][2][l], d12 = s[i][1][l] - s[i][2][l];
-        const float a34 = s[i][3][l] + s[i][4][l], d34 = s[i][3][l] - s[i][4][l];
-        y[i][0][l] = s[i][0][l] + a12 + a34 + bias;
-        y[i][1][l] = d12 + 2.0f * d34 + bias;
-        y[i][2][l] = a12 + 4.0f * a34 + bias;
-        y[i][3][l] = d12 + 8.0f * d34 + s[i][5][l] + bias;
-      }
-    }
-    const int rows = int(std::min<int64_t>(4, OH - 4 * ty));
+    const int rows = int(std::min<int64_t>(2, OH - 2 * ty));
     for (int l = 0; l < lanes; ++l) {
-      const int64_t x = 4 * (t0 + l);
-      const int cols = int(std::min<int64_t>(4, OW - x));
+      const int64_t x = 2 * (t0 + l);
+      const int cols = int(std::min<int64_t>(2, OW - x));
       for (int i = 0; i < rows; ++i) {
-        float* r = plane + (4 * ty + i) * os2 + x * os3;
+        float* r = plane + (2 * ty + i) * os2 + x * os3;
         for (int j = 0; j < cols; ++j) r[j * os3] = y[i][j][l];
       }
     }
@@ -165,31 +134,25 @@ inline void weight_run(const float* w, int64_t c0, int64_t c1, float* dst, int64
     float g[3][3][kLanes];
     for (int k = 0; k < 9; ++k)
       for (int l = 0; l < kLanes; ++l) g[k / 3][k % 3][l] = l < lanes ? w[(cb + l) * 9 + k] : 0.0f;
-    float r[6][3][kLanes];  // r = G g
+    float r[4][3][kLanes];  // r = G g
     for (int j = 0; j < 3; ++j) {
       for (int l = 0; l < kLanes; ++l) {
-        const float g0 = g[0][j][l], g1 = g[1][j][l], g2 = g[2][j][l];
-        r[0][j][l] = g0 * 0.25f;
-        r[1][j][l] = (g0 + g1 + g2) * (-1.0f / 6);
-        r[2][j][l] = (g0 - g1 + g2) * (-1.0f / 6);
-        r[3][j][l] = g0 * (1.0f / 24) + g1 * (1.0f / 12) + g2 * (1.0f / 6);
-        r[4][j][l] = g0 * (1.0f / 24) - g1 * (1.0f / 12) + g2 * (1.0f / 6);
-        r[5][j][l] = g2;
+        r[0][j][l] = g[0][j][l];
+        r[1][j][l] = 0.5f * (g[0][j][l] + g[1][j][l] + g[2][j][l]);
+        r[2][j][l] = 0.5f * (g[0][j][l] - g[1][j][l] + g[2][j][l]);
+        r[3][j][l] = g[2][j][l];
       }
     }
-    for (int i = 0; i < 6; ++i) {  // u = r G^T
-      float u[6][kLanes];
+    for (int i = 0; i < 4; ++i) {  // u = r G^T
+      float u[4][kLanes];
       for (int l = 0; l < kLanes; ++l) {
-        const float g0 = r[i][0][l], g1 = r[i][1][l], g2 = r[i][2][l];
-        u[0][l] = g0 * 0.25f;
-        u[1][l] = (g0 + g1 + g2) * (-1.0f / 6);
-        u[2][l] = (g0 - g1 + g2) * (-1.0f / 6);
-        u[3][l] = g0 * (1.0f / 24) + g1 * (1.0f / 12) + g2 * (1.0f / 6);
-        u[4][l] = g0 * (1.0f / 24) - g1 * (1.0f / 12) + g2 * (1.0f / 6);
-        u[5][l] = g2;
+        u[0][l] = r[i][0][l];
+        u[1][l] = 0.5f * (r[i][0][l] + r[i][1][l] + r[i][2][l]);
+        u[2][l] = 0.5f * (r[i][0][l] - r[i][1][l] + r[i][2][l]);
+        u[3][l] = r[i][2][l];
       }
-      for (int j = 0; j < 6; ++j)
-        for (int l = 0; l < lanes; ++l) dst[(6 * i + j) * ldxi + (cb - c0 + l) * cs] = u[j][l];
+      for (int j = 0; j < 4; ++j)
+        for (int l = 0; l < lanes; ++l) dst[(4 * i + j) * ldxi + (cb - c0 + l) * cs] = u[j][l];
     }
   }
 }
