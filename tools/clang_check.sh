@@ -13,10 +13,12 @@ for d in "${CUDA_HOME:-}" "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null |
   if [ -n "$d" ] && [ -f "$d/include/cuda.h" ]; then cuda_inc="$d/include"; break; fi
 done
 status=0
-for f in csrc/core/*.cpp csrc/autograd/*.cpp csrc/cpu/*.cpp csrc/metal/*.cpp csrc/msl_sim/*.cpp csrc/cuda/*.cpp csrc/bindings/*.cpp; do
+for f in csrc/core/*.cpp csrc/autograd/*.cpp csrc/cpu/*.cpp csrc/cpu/isa/*.cpp csrc/metal/*.cpp csrc/msl_sim/*.cpp csrc/cuda/*.cpp csrc/bindings/*.cpp; do
   case "$f" in *runtime_metal.cpp) continue ;; esac  # checked against metal-cpp by tools/metal_check
   extra=()
   case "$f" in
+    csrc/cpu/isa/*avx2*) extra=(-mavx2 -mfma) ;;  # as CMakeLists.txt builds them
+    csrc/cpu/conv_winograd.cpp) extra=(-DBESSEMER_WINOGRAD_AVX2) ;;
     csrc/cuda/*|*runtime_cuda.cpp)
       if [ -z "$cuda_inc" ]; then echo "clang_check: no CUDA toolkit, $f left out (as the build does)"; continue; fi
       extra=(-I"$cuda_inc" -DBESSEMER_HAVE_CUDA) ;;
