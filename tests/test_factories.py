@@ -217,6 +217,8 @@ def test_full_and_fill_refuse_a_value_that_overflows_the_dtype(device, dtype, va
         with pytest.raises(RuntimeError, match=r"^\[fill_\] value "):
             x.fill_(value)
         assert (x.float().numpy() == 0).all()  # left as it was
+        with pytest.raises(RuntimeError, match=r"^\[masked_fill\] value "):
+            x.masked_fill(bm.ones(3, dtype=bm.bool, device=device), value)
         return
     got = bm.full((3,), value, dtype=dtype, device=device)
     np.testing.assert_array_equal(got.float().numpy(), ref.float().numpy())
