@@ -54,11 +54,41 @@ def strided_add() -> None:
     }, work=3 * 4 * n, unit="GB/s")
 
 
+def small_parallel_add() -> None:
+    # 64K elements: two chunks, so one parallel region of the pool per call. The time is mostly the
+    # region's start and join (waking a sleeping worker costs 5-20 us; a spinning one about 1 us).
+    a_np = np.ones(65536, dtype=np.float32)
+    a, ta = bm.tensor(a_np), torch.from_numpy(a_np.copy())
+    compare("add float32[64K] (2-thread parallel region)", {
+        "bessemer": lambda: a + a,
+        "torch": lambda: ta + ta,
+        "numpy": lambda: a_np + a_np,
+    }, goal=("torch", 1.0))
+
+
+def transcendentals() -> None:
+    # float32 exp/log/sin/cos/tanh over a ResNet-sized activation: vector math against torch's.
+    rng = np.random.default_rng(2)
+    x_np = rng.standard_normal((8, 64, 56, 56), dtype=np.float32)
+    p_np = np.abs(x_np) + np.float32(0.1)  # log's domain
+    x, p = bm.from_numpy(x_np), bm.from_numpy(p_np)
+    tx, tp = torch.from_numpy(x_np), torch.from_numpy(p_np)
+    for name, ours, theirs in (("exp", lambda: bm.exp(x), lambda: torch.exp(tx)),
+                               ("log", lambda: bm.log(p), lambda: torch.log(tp)),
+                               ("sin", lambda: bm.sin(x), lambda: torch.sin(tx)),
+                               ("cos", lambda: bm.cos(x), lambda: torch.cos(tx)),
+                               ("tanh", lambda: bm.tanh(x), lambda: torch.tanh(tx))):
+        compare(f"{name} float32 (8, 64, 56, 56)", {"bessemer": ours, "torch": theirs},
+                work=2 * x_np.nbytes, unit="GB/s", goal=("torch", 1.0))
+
+
 def main() -> None:
     header("elementwise")
     tiny_add()
+    small_parallel_add()
     big_add()
     strided_add()
+    transcendentals()
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 // Unary elementwise kernels: neg abs relu clamp (integers and floats) and exp log sqrt rsqrt sin
 // cos tanh sigmoid (floats; the dispatcher casts bool/int inputs to float32 first). Each op is a
 // functor computing exactly what csrc/cpu/unary.cpp computes; float16/bfloat16 compute in float32
-// and round once on store. Transcendentals use metal::precise:: so real GPUs stay within a few
-// ulp of the CPU's libm (the simulator calls libm itself).
+// and round once on store. exp log sin cos tanh and the activations use the shared float32
+// formulas (bm_exp_f32.h, bm_log_trig_f32.h, activation.h) the CPU runs too; sqrt uses
+// metal::precise::, correctly rounded as the CPU's.
 //
 // Adding an op: one functor below and one line in BM_UNARY_OPS at the end.
 #include <metal_stdlib>
 #include "dtypes.h"
 #include "elementwise.h"
 #include "activation.h"
+#include "bm_log_trig_f32.h"
 using namespace metal;
 
 // ---- functors: static C apply(C x, constant ElementwiseArgs& p), C = bm_compute<T>::type ----
@@ -47,11 +49,13 @@ struct clamp_op {
   }
 };
 
+// exp, log, sin, cos: the formulas of bm_exp_f32.h and bm_log_trig_f32.h, which csrc/cpu/unary.cpp
+// runs too (vectorised), so the CPU and the simulator agree bit for bit.
 struct exp_op {
-  static float apply(float x, constant ElementwiseArgs& p) { return precise::exp(x); }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_exp_f32(x); }
 };
 struct log_op {
-  static float apply(float x, constant ElementwiseArgs& p) { return precise::log(x); }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_log_f32(x); }
 };
 struct sqrt_op {
   static float apply(float x, constant ElementwiseArgs& p) { return precise::sqrt(x); }
@@ -61,10 +65,10 @@ struct rsqrt_op {
   static float apply(float x, constant ElementwiseArgs& p) { return 1.0f / precise::sqrt(x); }
 };
 struct sin_op {
-  static float apply(float x, constant ElementwiseArgs& p) { return precise::sin(x); }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_sin_f32(x); }
 };
 struct cos_op {
-  static float apply(float x, constant ElementwiseArgs& p) { return precise::cos(x); }
+  static float apply(float x, constant ElementwiseArgs& p) { return bm_cos_f32(x); }
 };
 // tanh, sigmoid and the activations: the formulas of activation.h, which csrc/cpu/unary.cpp runs
 // too, so the CPU and the simulator agree bit for bit (MSL has no erf; precise::exp/tanh would

@@ -4,6 +4,8 @@ identical on every device for one seed."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -179,6 +181,49 @@ def test_randint_signatures_dtypes_and_errors(device):
         bm.randint(0, 2, (2,), dtype=bm.bool, device=device)
     with pytest.raises(TypeError, match=r"\[randint\]"):
         bm.randint(device=device)
+    for bad in (2**63, -(2**63) - 1, 2**70):
+        with pytest.raises(RuntimeError, match=r"^\[randint\] high = -?\d+ does not fit in 64 bits"):
+            bm.randint(-(2**63), bad, (2,), device=device)
+        with pytest.raises(RuntimeError, match=r"^\[randint\] low = "):
+            bm.randint(bad, 2**62, (2,), device=device)
+
+
+# torch's overflow rule for a fill value (c10 checked_convert): (dtype, value, fits).
+FILL_VALUES = [(bm.int8, 127, True), (bm.int8, 128, False), (bm.int8, -128, True), (bm.int8, -129, False),
+               (bm.int8, 127.0, True), (bm.int8, 127.5, False), (bm.uint8, 255, True), (bm.uint8, 256, False),
+               (bm.uint8, -1, True), (bm.uint8, -255, True), (bm.uint8, -256, False), (bm.uint8, -1.0, False),
+               (bm.int16, 40000, False), (bm.int32, 2**31, False), (bm.int32, -(2**31), True),
+               (bm.int8, math.nan, False), (bm.int32, math.inf, False), (bm.float16, 65504, True),
+               (bm.float16, 70000, False), (bm.float16, -1e5, False), (bm.float16, math.inf, True),
+               (bm.float16, math.nan, True), (bm.bfloat16, 1e39, False), (bm.float32, 1e39, False),
+               (bm.float32, -math.inf, True), (bm.int64, 2**63 - 1, True), (bm.bool, 300, True)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,value,fits", FILL_VALUES, ids=str)
+def test_full_and_fill_refuse_a_value_that_overflows_the_dtype(device, dtype, value, fits):
+    if dtype not in dtypes_on(device, [dtype]):
+        return
+    tdt = getattr(torch, str(dtype).split(".")[-1])
+    try:  # the oracle: torch raises exactly where bessemer must
+        ref = torch.full((3,), value, dtype=tdt)
+    except RuntimeError:
+        ref = None
+    assert (ref is not None) == fits
+    if not fits:
+        with pytest.raises(RuntimeError, match=r"^\[full\] value .* cannot be converted to .* without overflow"):
+            bm.full((3,), value, dtype=dtype, device=device)
+        x = bm.zeros(3, dtype=dtype, device=device)
+        with pytest.raises(RuntimeError, match=r"^\[fill_\] value "):
+            x.fill_(value)
+        assert (x.float().numpy() == 0).all()  # left as it was
+        with pytest.raises(RuntimeError, match=r"^\[masked_fill\] value "):
+            x.masked_fill(bm.ones(3, dtype=bm.bool, device=device), value)
+        return
+    got = bm.full((3,), value, dtype=dtype, device=device)
+    np.testing.assert_array_equal(got.float().numpy(), ref.float().numpy())
+    np.testing.assert_array_equal(bm.zeros(3, dtype=dtype, device=device).fill_(value).float().numpy(),
+                                  ref.float().numpy())
 
 
 # ---- randperm ----

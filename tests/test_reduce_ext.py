@@ -124,6 +124,24 @@ def test_norm_and_vector_norm(device, layout):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("p", [2, 3, 0.5, 1])
+def test_norm_gradient_where_the_norm_is_zero_matches_torch(device, p):
+    # sqrt and pow(., 1/p) have an infinite derivative at 0: a zero row must get torch's gradient
+    # (0), not 0 * inf = NaN; the other rows and create_graph are unaffected.
+    v = [[0.0, 0.0, 0.0], [3.0, -4.0, 1.0]]
+    x = bm.tensor(v, device=device, requires_grad=True)
+    (bm.linalg.vector_norm(x, p, dim=1) * bm.tensor([2.0, 3.0], device=device)).sum().backward()
+    t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+    (torch.linalg.vector_norm(t, p, dim=1) * torch.tensor([2.0, 3.0], dtype=torch.float64)).sum().backward()
+    _close(x.grad, t.grad)
+    z = bm.zeros(4, device=device, requires_grad=True)
+    (g,) = bm.autograd.grad(bm.norm(z, p), z, create_graph=True)
+    _close(g, torch.zeros(4))
+    nan = bm.tensor([math.nan, 1.0], device=device)
+    assert math.isnan(bm.linalg.vector_norm(nan.requires_grad_(), p).item())  # NaN still propagates
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_norm_errors(device):
     x = bm.arange(4, device=device)
     with pytest.raises(bm.UnsupportedError, match=r"^\[linalg\.vector_norm\] expected a floating point input"):

@@ -30,5 +30,20 @@ for f in csrc/core/*.cpp csrc/autograd/*.cpp csrc/cpu/*.cpp csrc/cpu/isa/*.cpp c
     status=1
   fi
 done
+# The ISA-variant sources (bessemer_isa_variants in CMakeLists.txt, csrc/cpu/isa.h) are compiled once
+# more per instruction set, as the build does on x86-64.
+isa_sources=""
+[ "$(uname -m)" = x86_64 ] && isa_sources=$(grep -l "^namespace bm::cpu::BM_ISA_NS" csrc/cpu/*.cpp)
+for f in $isa_sources; do
+  for isa in "avx2 -mavx2 -mfma" "avx512 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma"; do
+    set -- $isa
+    name=$1; shift
+    if ! clang++ -std=c++17 -fsyntax-only -Wno-unknown-attributes -Icsrc -Ishaders -DBESSEMER_ISA_VARIANTS=1 \
+        -DBM_ISA="$name" "$@" -ffp-contract=off "$f"; then
+      echo "clang_check: $f ($name copy) failed" >&2
+      status=1
+    fi
+  done
+done
 [ $status -eq 0 ] && echo "clang_check: every source compiles with clang (C++17)"
 exit $status

@@ -143,6 +143,7 @@ TensorPtr inplace_clamp(const TensorPtr& self, std::optional<Scalar> min, std::o
 
 TensorPtr inplace_fill(const TensorPtr& self, Scalar value) {
   check_inplace("fill_", self);
+  check_fill_value("fill_", value, self->dtype);
   if (!inplace_needs_graph(self, {})) {
     fill_into(self, value);
     return self;

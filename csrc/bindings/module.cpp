@@ -2,6 +2,7 @@
 #include "core/errors.h"
 #include "core/parallel.h"
 #include "cpu/blas_threads.h"
+#include "cpu/isa.h"
 #ifdef BESSEMER_HAVE_CUDA
 #include "cuda/driver.h"
 #endif
@@ -52,6 +53,7 @@ PYBIND11_MODULE(_core, m) {
 #endif
     d["compiler"] = __VERSION__;
     d["threads"] = bm::num_threads();
+    d["cpu_isa"] = bm::cpu::isa_name(bm::cpu::cpu_isa());  // the copy of the hot loops in use
 #ifdef BESSEMER_SANITIZE
     d["sanitize"] = BESSEMER_SANITIZE;
 #endif

@@ -11,6 +11,8 @@ using Dims = std::vector<int64_t>;
 
 // ---- factories ----
 TensorPtr full(const Shape& shape, Scalar value, DType dtype, Device* device);
+// Raises RuntimeError "[op] value ... cannot be converted to <dtype> without overflow" (torch's rule).
+void check_fill_value(const char* op, Scalar value, DType dtype);
 TensorPtr arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, Device* device);
 // Copies host memory laid out as (shape, byte strides) into a new contiguous tensor.
 TensorPtr from_host(const void* data, const Shape& shape, const Shape& byte_strides, DType dtype, Device* device);

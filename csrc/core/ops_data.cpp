@@ -29,8 +29,38 @@ TensorPtr scalar_tensor(Scalar value, DType dtype, Device* device) {
   return t;
 }
 
+void check_fill_value(const char* op, Scalar value, DType dtype) {
+  // torch's rule (c10 checked_convert): the value must lie in the dtype's range. A Python int may
+  // also go into an unsigned dtype down to -max (it wraps, as in C: fill_(-1) on uint8 gives 255);
+  // infinity and NaN fit only floating dtypes.
+  if (dtype == DType::Bool || dtype == DType::Int64 || dtype == DType::Float64 || value.kind == Scalar::Bool) return;
+  double lo = 0, hi = 0;
+  switch (dtype) {
+    case DType::Int8: lo = -128, hi = 127; break;
+    case DType::UInt8: lo = 0, hi = 255; break;
+    case DType::Int16: lo = -32768, hi = 32767; break;
+    case DType::Int32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DType::Float16: hi = 65504.0; break;
+    case DType::BFloat16: hi = 3.3895313892515355e38; break;
+    default: hi = 3.4028234663852886e38; break;  // float32
+  }
+  if (is_floating(dtype)) lo = -hi;
+  bool ok;
+  if (value.kind == Scalar::Int)
+    ok = double(value.i) <= hi && double(value.i) >= (dtype == DType::UInt8 ? -hi : lo);
+  else if (!std::isfinite(value.f))
+    ok = is_floating(dtype);
+  else
+    ok = value.f >= lo && value.f <= hi;
+  if (ok) return;
+  std::string v = value.kind == Scalar::Float ? std::to_string(value.f) : std::to_string(value.i);
+  throw Error("[" + std::string(op) + "] value " + v + " cannot be converted to " + dtype_name(dtype) +
+              " without overflow");
+}
+
 TensorPtr full(const Shape& shape, Scalar value, DType dtype, Device* device) {
   OpScope scope("full");  // named by OutOfMemoryError
+  check_fill_value("full", value, dtype);
   TensorPtr t = empty_tensor(shape, dtype, device);
   fill_into(t, value);
   return t;

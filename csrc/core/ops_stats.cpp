@@ -72,9 +72,26 @@ TensorPtr vector_norm(const TensorPtr& t_in, double ord, const Dims& dims, bool 
   }
   if (ord == 0) return cast(reduce(OpId::sum, bin(OpId::ne, t, num(0)), dims, keepdim), t->dtype);
   if (ord == 1) return reduce(OpId::sum, unary(OpId::abs, t), dims, keepdim);
-  if (ord == 2) return unary(OpId::sqrt, reduce(OpId::sum, bin(OpId::mul, t, t), dims, keepdim));
-  TensorPtr s = reduce(OpId::sum, bin(OpId::pow, unary(OpId::abs, t), num(ord)), dims, keepdim);
-  return bin(OpId::pow, s, num(1.0 / ord));
+  const bool graph = grad_enabled() && requires_grad(*t);
+  TensorPtr powered;
+  if (ord == 2) {
+    powered = bin(OpId::mul, t, t);
+  } else if (ord < 1 && graph) {
+    // |x|^p for p < 1 has an infinite derivative at x = 0: torch's gradient there is 0, so a zero
+    // element takes the power of 1 and contributes 0 through `where`.
+    TensorPtr nz = bin(OpId::ne, t, num(0));
+    powered = where(nz, bin(OpId::pow, unary(OpId::abs, where(nz, t, num(1))), num(ord)), num(0));
+  } else {
+    powered = bin(OpId::pow, unary(OpId::abs, t), num(ord));
+  }
+  TensorPtr s = reduce(OpId::sum, powered, dims, keepdim);
+  auto root = [ord](const TensorPtr& x) { return ord == 2 ? unary(OpId::sqrt, x) : bin(OpId::pow, x, num(1.0 / ord)); };
+  if (!graph) return root(s);
+  // The root's derivative is infinite at 0, and 0 * inf would make the gradient of a zero vector NaN;
+  // torch's is 0 there. So a zero sum takes the root of 1 and the result 0 is chosen by `where`,
+  // whose rule sends no gradient to the branch not taken. NaN sums still take the root (NaN != 0).
+  TensorPtr nonzero = bin(OpId::ne, s, num(0));
+  return where(nonzero, root(where(nonzero, s, num(1))), num(0));
 }
 
 TensorPtr count_nonzero(const TensorPtr& t, const Dims& dims) {

@@ -4,16 +4,49 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace bm {
 
 namespace {
+
+// How long a worker (and a caller waiting for the last task) spins before it blocks: kernels come
+// back to back, a few microseconds of Python apart, and a wake-up through the kernel costs 5-20 us,
+// so spinning makes a small parallel region cost about a microsecond. Bounded, so an idle pool
+// sleeps and costs no CPU.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until done() holds or kSpin has passed; returns done().
+template <typename Done>
+bool spin_until(Done&& done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
+  }
+}
 
 class Pool {
  public:
@@ -27,9 +60,8 @@ class Pool {
   void resize(int n) {
     std::lock_guard<std::mutex> call_lock(call_m_);
     stop();
-    std::lock_guard<std::mutex> lk(m_);
-    quit_ = false;
-    for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this, i] { loop(i); });
+    quit_.store(false);
+    for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this] { loop(); });
     size_.store(n, std::memory_order_relaxed);
   }
 
@@ -37,33 +69,38 @@ class Pool {
   // released while they run) queue here, each still using every worker when its turn comes.
   void run(int tasks, const std::function<void(int)>& task) {
     std::unique_lock<std::mutex> call_lock(call_m_);
-    {
+    task_ = &task;
+    error_ = nullptr;
+    pending_.store(tasks);
+    // Publishing the new state (generation, task count, next task 0) starts the region: workers
+    // claim tasks from it by compare-and-swap, and a claim made against an older generation fails.
+    const uint64_t gen = (state_.load() >> 32) + 1;
+    state_.store(gen << 32 | uint64_t(tasks) << 16);
+    if (sleepers_.load() > 0) {  // after the store: a worker going to sleep now sees it (seq_cst)
       std::lock_guard<std::mutex> lk(m_);
-      task_ = &task;
-      ntasks_ = tasks;
-      next_ = 1;  // task 0 runs on the caller
-      pending_ = tasks - 1;
-      error_ = nullptr;
-      ++generation_;
+      cv_.notify_all();
     }
-    cv_.notify_all();
-    run_one(0);
-    while (true) {  // the caller also takes tasks
-      int t;
-      {
-        std::lock_guard<std::mutex> lk(m_);
-        if (next_ >= ntasks_) break;
-        t = next_++;
-      }
-      run_one(t);
+    work(gen);  // the caller takes tasks too
+    if (!spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lk(m_);
+      done_cv_.wait(lk, [&] { return pending_.load() == 0; });
     }
-    std::unique_lock<std::mutex> lk(m_);
-    done_cv_.wait(lk, [&] { return pending_ == 0; });
     task_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
+  // Claims and runs tasks of generation gen until none is left.
+  void work(uint64_t gen) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    while ((s >> 32) == gen && (s & 0xffff) < ((s >> 16) & 0xffff)) {
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) {
+        run_one(int(s & 0xffff));
+        s = state_.load(std::memory_order_acquire);
+      }
+    }
+  }
+
   void run_one(int t) {
     try {
       (*task_)(t);
@@ -71,33 +108,34 @@ class Pool {
       std::lock_guard<std::mutex> lk(m_);
       if (!error_) error_ = std::current_exception();
     }
-    if (t != 0) {
-      std::lock_guard<std::mutex> lk(m_);
-      if (--pending_ == 0) done_cv_.notify_all();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lk(m_);  // the caller checks pending_ under m_: no lost wake-up
+      done_cv_.notify_all();
     }
   }
 
-  void loop(int) {
-    uint64_t seen = 0;
+  void loop() {
+    uint64_t seen = state_.load() >> 32;
     while (true) {
-      int t;
-      {
+      auto fresh = [&] { return quit_.load(std::memory_order_acquire) || (state_.load(std::memory_order_acquire) >> 32) != seen; };
+      if (!spin_until(fresh)) {
         std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [&] { return quit_ || (generation_ != seen && next_ < ntasks_); });
-        if (quit_) return;
-        t = next_++;
-        if (next_ >= ntasks_) seen = generation_;
+        sleepers_.fetch_add(1);
+        cv_.wait(lk, fresh);
+        sleepers_.fetch_sub(1);
       }
-      run_one(t);
+      if (quit_.load()) return;
+      seen = state_.load(std::memory_order_acquire) >> 32;
+      work(seen);
     }
   }
 
   void stop() {
     {
       std::lock_guard<std::mutex> lk(m_);
-      quit_ = true;
+      quit_.store(true);
+      cv_.notify_all();
     }
-    cv_.notify_all();
     for (auto& w : workers_) w.join();
     workers_.clear();
   }
@@ -107,9 +145,10 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* task_ = nullptr;
-  int ntasks_ = 0, next_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
-  bool quit_ = false;
+  // generation (high 32 bits) | task count (bits 16-31) | next task to claim (bits 0-15)
+  std::atomic<uint64_t> state_{0};
+  std::atomic<int> pending_{0}, sleepers_{0};
+  std::atomic<bool> quit_{false};
   std::exception_ptr error_;
 };
 
@@ -136,7 +175,8 @@ void set_num_threads(int n) { pool().resize(std::max(1, n)); }
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   int64_t n = end - begin;
   if (n <= 0) return;
-  int64_t chunks = std::min<int64_t>(num_threads(), (n + grain - 1) / std::max<int64_t>(grain, 1));
+  // (at most 65535 tasks: the pool's state word counts them in 16 bits)
+  int64_t chunks = std::min<int64_t>({num_threads(), (n + grain - 1) / std::max<int64_t>(grain, 1), 65535});
   if (chunks <= 1 || in_parallel) {
     fn(begin, end);
     return;

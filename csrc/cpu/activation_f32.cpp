@@ -1,12 +1,26 @@
-// Compiled with -ffp-contract=off (CMakeLists.txt): the AVX2/AVX-512 versions enable FMA, and a
-// contracted a * b + c would round differently from the baseline loop and the shaders. The
-// explicit fma calls of erf.h are correctly rounded at every width, so every version gives the
-// same bits.
+// The loops of activation_f32.h. This file is compiled once per instruction set
+// (bessemer_isa_variants in CMakeLists.txt, csrc/cpu/isa.h), always with -ffp-contract=off: the
+// AVX2/AVX-512 copies have FMA, and a contracted a * b + c would round differently from the
+// baseline copy and the shaders. The explicit fma calls of erf.h are correctly rounded at every
+// width, so every copy gives the same bits.
 #include "cpu/activation_f32.h"
 
-#include "activation.h"  // shaders/activation.h
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/isa.h"
 
 namespace bm::cpu {
+BM_ISA_DECLARE(void activation_loop(Act act, const float* x, float* out, int64_t n))
+}
+
+namespace bm::cpu::BM_ISA_NS {
+
+// The shared formulas, included inside this copy's namespace so each copy has its own (an inline
+// function compiled for AVX2 must not be what a baseline caller links to).
+#include "activation.h"        // shaders/activation.h (with bm_exp_f32.h, erf.h)
+#include "bm_log_trig_f32.h"   // shaders/bm_log_trig_f32.h
 
 namespace {
 
@@ -16,57 +30,79 @@ inline float act_one(float x) {
   else if constexpr (A == Act::sigmoid) return bm_sigmoid(x);
   else if constexpr (A == Act::silu) return bm_silu(x);
   else if constexpr (A == Act::gelu) return bm_gelu(x);
-  else return bm_gelu_tanh(x);
+  else if constexpr (A == Act::gelu_tanh) return bm_gelu_tanh(x);
+  else if constexpr (A == Act::exp) return bm_exp_f32(x);
+  else if constexpr (A == Act::log) return bm_log_f32(x);
+  else if constexpr (A == Act::sin) return bm_sin_f32(x);
+  else return bm_cos_f32(x);
 }
 
 template <Act A>
-void loop_base(const float* x, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = act_one<A>(x[i]);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-template <Act A>
-__attribute__((target("avx2,fma"))) void loop_avx2(const float* x, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = act_one<A>(x[i]);
-}
-template <Act A>
-__attribute__((target("avx512f,fma,prefer-vector-width=512"))) void loop_avx512(const float* x, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = act_one<A>(x[i]);
-}
-#endif
-
-template <Act A>
-void run(const float* x, float* out, int64_t n) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") ? 2
-                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
-  if (level == 2) return loop_avx512<A>(x, out, n);
-  if (level == 1) return loop_avx2<A>(x, out, n);
-#endif
-  loop_base<A>(x, out, n);
+void loop(const float* x, float* out, int64_t n) {
+  if constexpr (A == Act::sin || A == Act::cos) {
+    // The reduced forms run vectorised over blocks where every |x| <= 4096 (almost always); a
+    // block with a larger, infinite or NaN value takes the scalar select with the libm call.
+    constexpr int64_t kBlk = 256;
+    for (int64_t i = 0; i < n; i += kBlk) {
+      const int64_t m = n - i < kBlk ? n - i : kBlk;
+      const float* xb = x + i;
+      float* ob = out + i;
+      int bad = 0;  // read before anything is written: out may equal x
+      for (int64_t k = 0; k < m; ++k) bad |= !bm_trig_in_range(xb[k]);
+      if (bad) {
+        for (int64_t k = 0; k < m; ++k) ob[k] = act_one<A>(xb[k]);
+      } else if constexpr (A == Act::sin) {
+        for (int64_t k = 0; k < m; ++k) ob[k] = bm_sin_reduced_f32(xb[k]);
+      } else {
+        for (int64_t k = 0; k < m; ++k) ob[k] = bm_cos_reduced_f32(xb[k]);
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = act_one<A>(x[i]);
+  }
 }
 
 }  // namespace
 
-void activation_f32(Act act, const float* x, float* out, int64_t n) {
+void activation_loop(Act act, const float* x, float* out, int64_t n) {
   switch (act) {
-    case Act::tanh: return run<Act::tanh>(x, out, n);
-    case Act::sigmoid: return run<Act::sigmoid>(x, out, n);
-    case Act::silu: return run<Act::silu>(x, out, n);
-    case Act::gelu: return run<Act::gelu>(x, out, n);
-    case Act::gelu_tanh: return run<Act::gelu_tanh>(x, out, n);
+    case Act::tanh: return loop<Act::tanh>(x, out, n);
+    case Act::sigmoid: return loop<Act::sigmoid>(x, out, n);
+    case Act::silu: return loop<Act::silu>(x, out, n);
+    case Act::gelu: return loop<Act::gelu>(x, out, n);
+    case Act::gelu_tanh: return loop<Act::gelu_tanh>(x, out, n);
+    case Act::exp: return loop<Act::exp>(x, out, n);
+    case Act::log: return loop<Act::log>(x, out, n);
+    case Act::sin: return loop<Act::sin>(x, out, n);
+    case Act::cos: return loop<Act::cos>(x, out, n);
   }
 }
 
-float activation_f32(Act act, float x) {
+#if BM_ISA_IS_BASE
+float activation_one(Act act, float x) {
   switch (act) {
     case Act::tanh: return act_one<Act::tanh>(x);
     case Act::sigmoid: return act_one<Act::sigmoid>(x);
     case Act::silu: return act_one<Act::silu>(x);
     case Act::gelu: return act_one<Act::gelu>(x);
     case Act::gelu_tanh: return act_one<Act::gelu_tanh>(x);
+    case Act::exp: return act_one<Act::exp>(x);
+    case Act::log: return act_one<Act::log>(x);
+    case Act::sin: return act_one<Act::sin>(x);
+    case Act::cos: return act_one<Act::cos>(x);
   }
   return x;
 }
+#endif
+
+}  // namespace bm::cpu::BM_ISA_NS
+
+#if BM_ISA_IS_BASE  // the entry points, compiled once
+namespace bm::cpu {
+
+void activation_f32(Act act, const float* x, float* out, int64_t n) { BM_ISA_CALL(activation_loop, act, x, out, n); }
+
+float activation_f32(Act act, float x) { return isa_base::activation_one(act, x); }
 
 }  // namespace bm::cpu
+#endif

@@ -1,12 +1,26 @@
+// The loops of norm_f32.h. Compiled once per instruction set (bessemer_isa_variants in
+// CMakeLists.txt) with -ffp-contract=off: no multiply-add is fused, so every copy gives the bits
+// of the baseline.
 #include "cpu/norm_f32.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "cpu/isa.h"
 
 namespace bm::cpu {
+BM_ISA_DECLARE(void scale_shift_row(const float* x, float s, float t, float* o, int64_t n))
+BM_ISA_DECLARE(float sum_row(const float* x, int64_t n))
+BM_ISA_DECLARE(float sq_dev_row(const float* x, int64_t n, float mean))
+BM_ISA_DECLARE(void normalize_row(const float* x, int64_t n, float mean, float rstd, const float* w, const float* b,
+                                  float* o))
+}
+
+namespace bm::cpu::BM_ISA_NS {
 
 namespace {
 
-// The loop bodies, written once; each target below compiles its own copy (inlined into it).
+// The loop bodies, written once and inlined into the entry points below.
 inline void scale_shift_body(const float* x, float s, float t, float* o, int64_t n) {
   for (int64_t k = 0; k < n; ++k) o[k] = x[k] * s + t;
 }
@@ -51,67 +65,26 @@ inline void normalize_body(const float* x, int64_t n, float mean, float rstd, co
   else for (int64_t k = 0; k < n; ++k) o[k] = (x[k] - mean) * rstd;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define BM_NORM_TARGETS 1
-// Neither target enables FMA, so nothing is contracted and every width gives the base's bits.
-#define BM_AVX2 __attribute__((target("avx2")))
-#define BM_AVX512 __attribute__((target("avx512f,prefer-vector-width=512")))
-BM_AVX2 void scale_shift_avx2(const float* x, float s, float t, float* o, int64_t n) { scale_shift_body(x, s, t, o, n); }
-BM_AVX512 void scale_shift_avx512(const float* x, float s, float t, float* o, int64_t n) {
-  scale_shift_body(x, s, t, o, n);
-}
-BM_AVX2 float sum_avx2(const float* x, int64_t n) { return sum_body(x, n); }
-BM_AVX512 float sum_avx512(const float* x, int64_t n) { return sum_body(x, n); }
-BM_AVX2 float sq_dev_avx2(const float* x, int64_t n, float mean) { return sq_dev_body(x, n, mean); }
-BM_AVX512 float sq_dev_avx512(const float* x, int64_t n, float mean) { return sq_dev_body(x, n, mean); }
-BM_AVX2 void normalize_avx2(const float* x, int64_t n, float m, float r, const float* w, const float* b, float* o) {
-  normalize_body(x, n, m, r, w, b, o);
-}
-BM_AVX512 void normalize_avx512(const float* x, int64_t n, float m, float r, const float* w, const float* b,
-                                float* o) {
-  normalize_body(x, n, m, r, w, b, o);
-}
-#undef BM_AVX2
-#undef BM_AVX512
-
-int level() {
-  static const int l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-  return l;
-}
-#endif
-
 }  // namespace
 
-void scale_shift_f32(const float* x, float s, float t, float* o, int64_t n) {
-#ifdef BM_NORM_TARGETS
-  if (level() == 2) return scale_shift_avx512(x, s, t, o, n);
-  if (level() == 1) return scale_shift_avx2(x, s, t, o, n);
-#endif
-  scale_shift_body(x, s, t, o, n);
-}
-
-float sum_f32(const float* x, int64_t n) {
-#ifdef BM_NORM_TARGETS
-  if (level() == 2) return sum_avx512(x, n);
-  if (level() == 1) return sum_avx2(x, n);
-#endif
-  return sum_body(x, n);
-}
-
-float sq_dev_sum_f32(const float* x, int64_t n, float mean) {
-#ifdef BM_NORM_TARGETS
-  if (level() == 2) return sq_dev_avx512(x, n, mean);
-  if (level() == 1) return sq_dev_avx2(x, n, mean);
-#endif
-  return sq_dev_body(x, n, mean);
-}
-
-void normalize_f32(const float* x, int64_t n, float mean, float rstd, const float* w, const float* b, float* o) {
-#ifdef BM_NORM_TARGETS
-  if (level() == 2) return normalize_avx512(x, n, mean, rstd, w, b, o);
-  if (level() == 1) return normalize_avx2(x, n, mean, rstd, w, b, o);
-#endif
+void scale_shift_row(const float* x, float s, float t, float* o, int64_t n) { scale_shift_body(x, s, t, o, n); }
+float sum_row(const float* x, int64_t n) { return sum_body(x, n); }
+float sq_dev_row(const float* x, int64_t n, float mean) { return sq_dev_body(x, n, mean); }
+void normalize_row(const float* x, int64_t n, float mean, float rstd, const float* w, const float* b, float* o) {
   normalize_body(x, n, mean, rstd, w, b, o);
 }
 
+}  // namespace bm::cpu::BM_ISA_NS
+
+#if BM_ISA_IS_BASE  // the entry points, compiled once
+namespace bm::cpu {
+
+void scale_shift_f32(const float* x, float s, float t, float* o, int64_t n) { BM_ISA_CALL(scale_shift_row, x, s, t, o, n); }
+float sum_f32(const float* x, int64_t n) { return BM_ISA_CALL(sum_row, x, n); }
+float sq_dev_sum_f32(const float* x, int64_t n, float mean) { return BM_ISA_CALL(sq_dev_row, x, n, mean); }
+void normalize_f32(const float* x, int64_t n, float mean, float rstd, const float* w, const float* b, float* o) {
+  BM_ISA_CALL(normalize_row, x, n, mean, rstd, w, b, o);
+}
+
 }  // namespace bm::cpu
+#endif

@@ -1,5 +1,5 @@
-// Dense float32 rows of the normalisation kernels (norm.cpp), compiled for SSE2, AVX2 and AVX-512
-// and picked at run time like exp_f32.cpp: the same operations in the same order at every width
+// Dense float32 rows of the normalisation kernels (norm.cpp), compiled once per instruction set
+// (csrc/cpu/isa.h) and picked at run time: the same operations in the same order at every width
 // (no FMA contraction, sums over 32 fixed accumulators), so every machine computes the same bits.
 #pragma once
 #include <cstdint>

@@ -105,6 +105,7 @@ struct ExtremumOp : Extreme<kMax> {
   // bool compares as uint8 (std::vector<bool> has no data() for the column buffers)
   using State = std::conditional_t<std::is_same_v<T, bool>, uint8_t, acc_t<T>>;
   static constexpr bool kPlainLoad = true;
+  static constexpr int kExtremeF32 = std::is_same_v<T, float> ? (kMax ? 1 : -1) : 0;  // reduce_rows.cpp
   State identity() const {
     if constexpr (std::is_same_v<T, bool>) return kMax ? 0 : 1;
     else if constexpr (std::is_floating_point_v<State>)

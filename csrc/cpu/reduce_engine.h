@@ -25,6 +25,7 @@
 
 #include "core/parallel.h"
 #include "cpu/reduce_plan.h"
+#include "cpu/reduce_rows.h"
 #include "cpu/simd.h"
 
 namespace bm::cpu {
@@ -140,13 +141,26 @@ constexpr bool kVectorOp = Op::kPlainLoad && (kLanes<typename Op::State> > 1) &&
                            sizeof(T) == sizeof(typename Op::State) &&
                            std::is_floating_point_v<T> == std::is_floating_point_v<typename Op::State>;
 
+// Ops may name kExtremeF32 = 1 (float32 amax) or -1 (amin): their contiguous loops then run in
+// reduce_rows.cpp, compiled per instruction set, in the same order as the generic loops.
+template <typename Op, typename = void>
+struct ExtremeF32 {
+  static constexpr int value = 0;
+};
+template <typename Op>
+struct ExtremeF32<Op, std::void_t<decltype(Op::kExtremeF32)>> {
+  static constexpr int value = Op::kExtremeF32;
+};
+
 // One run of n elements at byte stride st, for output m.
 template <typename T, typename Op>
 typename Op::State reduce_run(const Op& op, const char* p, int64_t st, int64_t n, int64_t m) {
   using S = typename Op::State;
   auto comb = [](auto a, auto b) { return Op::comb(a, b); };
   if (st == int64_t(sizeof(T))) {
-    if constexpr (kVectorOp<T, Op>) {
+    if constexpr (ExtremeF32<Op>::value != 0) {
+      return extreme_contig_f32(reinterpret_cast<const float*>(p), n, op.identity(), ExtremeF32<Op>::value > 0);
+    } else if constexpr (kVectorOp<T, Op>) {
       // same-size integers (int64 summed as uint64) reinterpret exactly
       return tree_reduce_contig<S>(reinterpret_cast<const S*>(p), n, op.identity(), comb);
     } else {
@@ -164,7 +178,9 @@ void reduce_cols(const Op& op, typename Op::State* acc, const char* p, int64_t s
   using S = typename Op::State;
   int64_t j = 0;
   if (st == int64_t(sizeof(T))) {
-    if constexpr (kVectorOp<T, Op>) {
+    if constexpr (ExtremeF32<Op>::value != 0) {
+      return extreme_cols_f32(acc, reinterpret_cast<const float*>(p), w, ExtremeF32<Op>::value > 0);
+    } else if constexpr (kVectorOp<T, Op>) {
       constexpr int L = kLanes<S>;
       constexpr int64_t kLine = 64 / sizeof(S);  // elements per cache line
       for (; j + kLine <= w; j += kLine) {

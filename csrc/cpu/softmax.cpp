@@ -14,6 +14,7 @@
 
 #include "core/parallel.h"
 #include "cpu/exp_f32.h"
+#include "cpu/softmax_rows.h"
 #include "cpu/kernels.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/simd.h"

@@ -48,20 +48,21 @@ BM_UNARY(neg, return wrap_neg(x))
 BM_UNARY(abs, if constexpr (std::is_floating_point_v<C>) return std::abs(x); else return x < C(0) ? wrap_neg(x) : x)
 // x < 0 rather than x > 0: NaN and -0.0 pass through unchanged, as in torch.
 BM_UNARY(relu, return x < C(0) ? C(0) : x)
-BM_UNARY(exp, return std::exp(x))
-BM_UNARY(log, return std::log(x))
 BM_UNARY(sqrt, return std::sqrt(x))
 BM_UNARY(rsqrt, return C(1) / std::sqrt(x))
-BM_UNARY(sin, return std::sin(x))
-BM_UNARY(cos, return std::cos(x))
 #undef BM_UNARY
 
-// tanh sigmoid silu gelu gelu_tanh. float32 (and the half types, computed in float32) use the
-// formulas of shaders/activation.h through activation_f32: vectorised on contiguous data and
-// bit-identical to the Metal shaders. float64 uses libm (tanh, exp, erf/erfc).
+// exp log sin cos tanh sigmoid silu gelu gelu_tanh. float32 (and the half types, computed in
+// float32) use the formulas of shaders/bm_exp_f32.h, bm_log_trig_f32.h and activation.h through
+// activation_f32: vectorised on contiguous data and bit-identical to the Metal shaders. float64
+// uses libm (exp, log, sin, cos, tanh, erf/erfc).
 template <typename C>
 C act_f64(Act act, C x) {
   switch (act) {
+    case Act::exp: return std::exp(x);
+    case Act::log: return std::log(x);
+    case Act::sin: return std::sin(x);
+    case Act::cos: return std::cos(x);
     case Act::tanh: return std::tanh(x);
     case Act::sigmoid:
     case Act::silu: {
@@ -105,6 +106,10 @@ struct ActKernel {
     }
   };
 };
+template <typename T> using exp_kernel = ActKernel<OpId::exp, Act::exp>::K<T>;
+template <typename T> using log_kernel = ActKernel<OpId::log, Act::log>::K<T>;
+template <typename T> using sin_kernel = ActKernel<OpId::sin, Act::sin>::K<T>;
+template <typename T> using cos_kernel = ActKernel<OpId::cos, Act::cos>::K<T>;
 template <typename T> using tanh_kernel = ActKernel<OpId::tanh, Act::tanh>::K<T>;
 template <typename T> using sigmoid_kernel = ActKernel<OpId::sigmoid, Act::sigmoid>::K<T>;
 template <typename T> using silu_kernel = ActKernel<OpId::silu, Act::silu>::K<T>;

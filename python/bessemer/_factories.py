@@ -166,9 +166,12 @@ def _int_arg(name: str, what: str, v) -> int:
     if isinstance(v, builtins.float) and v.is_integer():
         return builtins.int(v)
     try:
-        return operator.index(v)
+        v = operator.index(v)
     except TypeError:
         raise TypeError(f"[{name}] {what} must be an int, got {type(v).__name__}") from None
+    if not -(2**63) <= v < 2**63:
+        raise RuntimeError(f"[{name}] {what} = {v} does not fit in 64 bits (int64)")
+    return v
 
 
 def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,

@@ -297,7 +297,10 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             raise ValueError(f"[masked_fill] value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         v = value.to(input.dtype)
     else:
-        v = _core.full([], value, input.dtype, input.device)
+        try:
+            v = _core.full([], value, input.dtype, input.device)
+        except RuntimeError as e:  # the value overflows input's dtype: name this op, as torch
+            raise RuntimeError(str(e).replace("[full]", "[masked_fill]", 1)) from None
     out = _core.where(mask, v, input)
     if tuple(out.shape) != tuple(input.shape):
         raise ValueError(f"[masked_fill] mask of shape {tuple(mask.shape)} does not broadcast to the input's shape "

@@ -1,0 +1,159 @@
+// The loops of reduce_rows.h. Compiled once per instruction set (bessemer_isa_variants in
+// CMakeLists.txt).
+#include "cpu/reduce_rows.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/isa.h"
+
+namespace bm::cpu {
+BM_ISA_DECLARE(float extreme_contig(const float* x, int64_t n, float id, bool is_max))
+BM_ISA_DECLARE(void extreme_cols(float* acc, const float* x, int64_t w, bool is_max))
+}
+
+namespace bm::cpu::BM_ISA_NS {
+
+namespace {
+
+// The shape of tree_reduce_contig<float> (reduce_engine.h): leaves of kLeaf elements into kK
+// accumulators (element i to accumulator i % kK), longer ranges halved at a multiple of kK, the
+// accumulators joined pairwise at distance 16, 8, 4, 2, 1. Here they are kK / kL vectors of this
+// copy's width (GCC/Clang vector extension: the auto-vectoriser leaves these loops scalar).
+constexpr int kK = 32;
+constexpr int64_t kLeaf = 256;
+constexpr int64_t kPrefetchBytes = 16384;
+#if defined(__AVX512F__)
+constexpr int kVB = 64;
+#elif defined(__AVX2__)
+constexpr int kVB = 32;
+#else
+constexpr int kVB = 16;  // SSE2, NEON
+#endif
+typedef float VF __attribute__((vector_size(kVB)));
+constexpr int kL = kVB / 4, kNV = kK / kL;
+
+inline VF ld(const float* p) {
+  VF v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void st(float* p, VF v) { std::memcpy(p, &v, sizeof(v)); }
+inline VF splat(float s) {
+  VF v;
+  for (int l = 0; l < kL; ++l) v[l] = s;
+  return v;
+}
+
+// Extreme<kMax>::comb: b wins when it is larger (smaller) or NaN. For scalars and vectors.
+template <bool kMax, typename V>
+inline V pick(V a, V b) {
+  return ((kMax ? b > a : b < a) | (b != b)) ? b : a;
+}
+
+template <bool kMax>
+float fold(VF* a) {
+  for (int w = kNV / 2; w >= 1; w /= 2)
+    for (int v = 0; v < w; ++v) a[v] = pick<kMax>(a[v], a[v + w]);
+  float s[kL];
+  st(s, a[0]);
+  for (int w = kL / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) s[k] = pick<kMax>(s[k], s[k + w]);
+  return s[0];
+}
+
+// The tail of a leaf padded with the identity, as tree_reduce_contig pads it.
+inline void pad_tail(float* tail, const float* x, int64_t i, int64_t n, float id) {
+  for (int k = 0; k < kK; ++k) tail[k] = i + k < n ? x[i + k] : id;
+}
+
+template <bool kMax>
+float leaf_exact(const float* x, int64_t n, float id) {
+  VF a[kNV];
+  for (int v = 0; v < kNV; ++v) a[v] = splat(id);
+  int64_t i = 0;
+  for (; i + kK <= n; i += kK)
+    for (int v = 0; v < kNV; ++v) a[v] = pick<kMax>(a[v], ld(x + i + v * kL));
+  if (i < n) {
+    float tail[kK];
+    pad_tail(tail, x, i, n, id);
+    for (int v = 0; v < kNV; ++v) a[v] = pick<kMax>(a[v], ld(tail + v * kL));
+  }
+  return fold<kMax>(a);
+}
+
+// Without NaNs pick(a, b) is b > a ? b : a, one vector max instruction; NaNs are only counted, and
+// a leaf holding one is done again exactly (which NaN wins depends on the order).
+template <bool kMax>
+float leaf(const float* x, int64_t n, float id) {
+  VF a[kNV], nan = splat(0.0f);
+  for (int v = 0; v < kNV; ++v) a[v] = splat(id);
+  int64_t i = 0;
+  for (; i + kK <= n; i += kK) {
+    __builtin_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes);
+    __builtin_prefetch(reinterpret_cast<const char*>(x + i) + 64 + kPrefetchBytes);
+    for (int v = 0; v < kNV; ++v) {
+      const VF b = ld(x + i + v * kL);
+      a[v] = (kMax ? b > a[v] : b < a[v]) ? b : a[v];
+      nan = (b != b) ? b : nan;  // keeps a NaN once one is seen
+    }
+  }
+  if (i < n) {
+    float tail[kK];
+    pad_tail(tail, x, i, n, id);
+    for (int v = 0; v < kNV; ++v) {
+      const VF b = ld(tail + v * kL);
+      a[v] = (kMax ? b > a[v] : b < a[v]) ? b : a[v];
+      nan = (b != b) ? b : nan;
+    }
+  }
+  float ns[kL];
+  st(ns, nan);
+  bool any = id != id;
+  for (int l = 0; l < kL; ++l) any |= ns[l] != ns[l];
+  return any ? leaf_exact<kMax>(x, n, id) : fold<kMax>(a);
+}
+
+template <bool kMax>
+float tree(const float* x, int64_t n, float id) {
+  if (n > kLeaf) {
+    const int64_t h = (n / 2) & ~int64_t(kK - 1);
+    const float left = tree<kMax>(x, h, id);
+    return pick<kMax>(left, tree<kMax>(x + h, n - h, id));
+  }
+  return leaf<kMax>(x, n, id);
+}
+
+template <bool kMax>
+void cols(float* acc, const float* x, int64_t w) {
+  int64_t j = 0;
+  for (; j + 16 <= w; j += 16) {  // a cache line at a time, asking for the one kPrefetchBytes ahead
+    __builtin_prefetch(reinterpret_cast<const char*>(x + j) + kPrefetchBytes);
+    for (int u = 0; u < 16; u += kL) st(acc + j + u, pick<kMax>(ld(acc + j + u), ld(x + j + u)));
+  }
+  for (; j < w; ++j) acc[j] = pick<kMax>(acc[j], x[j]);
+}
+
+}  // namespace
+
+float extreme_contig(const float* x, int64_t n, float id, bool is_max) {
+  return is_max ? tree<true>(x, n, id) : tree<false>(x, n, id);
+}
+
+void extreme_cols(float* acc, const float* x, int64_t w, bool is_max) {
+  if (is_max) cols<true>(acc, x, w);
+  else cols<false>(acc, x, w);
+}
+
+}  // namespace bm::cpu::BM_ISA_NS
+
+#if BM_ISA_IS_BASE  // the entry points, compiled once
+namespace bm::cpu {
+float extreme_contig_f32(const float* x, int64_t n, float id, bool is_max) {
+  return BM_ISA_CALL(extreme_contig, x, n, id, is_max);
+}
+void extreme_cols_f32(float* acc, const float* x, int64_t w, bool is_max) {
+  BM_ISA_CALL(extreme_cols, acc, x, w, is_max);
+}
+}  // namespace bm::cpu
+#endif

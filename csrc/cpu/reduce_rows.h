@@ -1,0 +1,16 @@
+// float32 amax / amin loops of the reduce engine (reduce_engine.h), compiled once per instruction
+// set (csrc/cpu/isa.h): the compare-and-select of the NaN-propagating max takes six SSE2
+// instructions per four lanes, one vector max (plus a NaN check) per eight or sixteen lanes here.
+// They combine in exactly the order of tree_reduce_contig / reduce_cols, so results are the same
+// bits as the generic loops on every machine. reduce_rows.cpp.
+#pragma once
+#include <cstdint>
+
+namespace bm::cpu {
+
+// tree_reduce_contig<float> of x[0 .. n) with Extreme<kMax>::comb and identity id.
+float extreme_contig_f32(const float* x, int64_t n, float id, bool is_max);
+// acc[j] = Extreme<kMax>::comb(acc[j], x[j]) for j < w.
+void extreme_cols_f32(float* acc, const float* x, int64_t w, bool is_max);
+
+}  // namespace bm::cpu

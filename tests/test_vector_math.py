@@ -1,0 +1,150 @@
+"""The CPU's vectorised float32 loops (csrc/cpu/isa.h: one copy per instruction set, picked at
+startup): exp log sin cos (shaders/bm_exp_f32.h, bm_log_trig_f32.h, shared with the shaders) within
+a few ulp of float64 on dense grids and on special values; lengths that leave vector tails, strided
+views and in-place calls give the bits of the contiguous loop; and every copy (BESSEMER_CPU_ISA=base,
+avx2, avx512, as the machine allows) computes the same bits (NaN being one value), for the math, the activations,
+softmax, amax / amin with NaNs and the normalisations."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import bessemer as bm
+from harness import DEVICES
+
+
+def _ulp_error(got: np.ndarray, want64: np.ndarray) -> float:
+    w32 = want64.astype(np.float32)
+    ok = np.isfinite(w32)
+    spacing = np.spacing(np.abs(w32[ok])).astype(np.float64)
+    return float(np.max(np.abs(got[ok].astype(np.float64) - want64[ok]) / spacing))
+
+
+def _grid(lo, hi, n=400_001):
+    return np.linspace(lo, hi, n, dtype=np.float64).astype(np.float32)
+
+
+# (op, float64 reference, inputs, bound in ulp)
+ACCURACY = [
+    ("exp", np.exp, lambda: np.concatenate([_grid(-103, 88.7), _grid(-1, 1)]), 2.0),
+    ("log", np.log, lambda: np.concatenate([_grid(1e-37, 3e38), _grid(0.5, 2), _grid(1e-45, 1e-37)]), 1.0),
+    ("sin", np.sin, lambda: np.concatenate([_grid(-4, 4), _grid(-4096, 4096)]), 2.5),
+    ("cos", np.cos, lambda: np.concatenate([_grid(-4, 4), _grid(-4096, 4096)]), 2.5),
+]
+
+
+@pytest.mark.parametrize("name,ref,inputs,bound", ACCURACY, ids=[a[0] for a in ACCURACY])
+@pytest.mark.parametrize("device", DEVICES)
+def test_float32_math_accuracy_in_ulps(device, name, ref, inputs, bound):
+    x = inputs()
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+    got = getattr(bm, name)(bm.tensor(x, device=device)).numpy()
+    assert _ulp_error(got, want) <= bound
+
+
+SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, -1e-45, 1e-40, 1.17549435e-38, 3e38, -3e38,
+                     88.72, 88.73, -103.97, -104.0, 4096.0, -4096.0, 4096.5, 1e5, -1e7, 1e30, 1.5707964, 3.1415927],
+                    dtype=np.float32)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh", "sigmoid"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_special_values_like_torch(device, name):
+    # a vector's worth of specials at every offset: each lands in the vector loop and in the tail
+    x = np.concatenate([np.roll(SPECIALS, k) for k in range(17)])
+    got = getattr(bm, name)(bm.tensor(x, device=device)).numpy()
+    want = getattr(torch, name)(torch.from_numpy(x)).numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(want)), name
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=4 * 2.0**-23, atol=1e-37)
+    if name in ("sin", "tanh"):  # odd functions keep the sign of zero
+        zero = want == 0
+        assert np.array_equal(np.signbit(got[zero]), np.signbit(want[zero])), name
+
+
+OPS = {
+    "exp": bm.exp, "log": lambda t: bm.log(bm.abs(t)), "sin": bm.sin, "cos": bm.cos, "tanh": bm.tanh,
+    "sigmoid": bm.sigmoid, "silu": bm.nn.functional.silu, "gelu": bm.nn.functional.gelu,
+}
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_tails_views_and_in_place_match_the_contiguous_loop(name):
+    rng = np.random.default_rng(5)
+    fn = OPS[name]
+    for n in list(range(1, 70)) + [255, 256, 257, 1000]:
+        x = (rng.standard_normal(n) * 3).astype(np.float32)
+        if n > 4:
+            x[n // 3] = 5000.0  # beyond sin/cos's reduced range: its block takes the libm path
+        whole = fn(bm.tensor(x)).numpy()
+        # one value at a time (scalar path) gives the same bits as the vector loop
+        singles = np.array([fn(bm.tensor(x[i:i + 1])).numpy()[0] for i in range(0, n, max(1, n // 7))])
+        assert np.array_equal(singles.view(np.int32), whole[::max(1, n // 7)].view(np.int32), equal_nan=False)
+    x = (rng.standard_normal((64, 48)) * 4).astype(np.float32)
+    want = fn(bm.tensor(x)).numpy()
+    t = bm.tensor(np.ascontiguousarray(x.T)).T  # transposed view of the same values
+    assert np.array_equal(fn(t).numpy().view(np.int32), want.view(np.int32))
+    big = bm.tensor(np.repeat(x, 2, axis=1))[:, ::2]  # step-sliced
+    assert np.array_equal(fn(big).numpy().view(np.int32), want.view(np.int32))
+    in_place = getattr(bm.tensor(x), name + "_", None)  # out == x: the loops read before they write
+    if in_place is not None:
+        y = bm.tensor(x.copy())
+        getattr(y, name + "_")()
+        assert np.array_equal(y.numpy().view(np.int32), want.view(np.int32))
+
+
+_CHILD = r"""
+import json, sys
+import numpy as np
+import bessemer as bm
+F = bm.nn.functional
+rng = np.random.default_rng(11)
+x = (rng.standard_normal(4133) * 4).astype(np.float32)
+x[[7, 100, 2000]] = [np.nan, np.inf, 6000.0]
+p = np.abs(x) + np.float32(1e-3)
+m = rng.standard_normal((37, 1029)).astype(np.float32)
+mn = m.copy(); mn[3, 17] = np.nan; mn[20, 1000] = np.nan; mn[:, 500] = np.nan
+out = {"isa": bm._core.build_info()["cpu_isa"]}
+for name, v in [("exp", bm.exp(bm.tensor(x))), ("log", bm.log(bm.tensor(p))), ("sin", bm.sin(bm.tensor(x))),
+                ("cos", bm.cos(bm.tensor(x))), ("tanh", bm.tanh(bm.tensor(x))), ("sigmoid", bm.sigmoid(bm.tensor(x))),
+                ("silu", F.silu(bm.tensor(x))), ("gelu", F.gelu(bm.tensor(x))),
+                ("gelu_tanh", F.gelu(bm.tensor(x), approximate="tanh")),
+                ("softmax", bm.softmax(bm.tensor(m), -1)), ("log_softmax", bm.log_softmax(bm.tensor(m), -1)),
+                ("softmax0", bm.softmax(bm.tensor(m), 0)),
+                ("amax", bm.tensor(m).amax(-1)), ("amin0", bm.tensor(m).amin(0)), ("amax_all", bm.tensor(m).amax()),
+                ("amax_nan", bm.tensor(mn).amax(-1)), ("amin_nan0", bm.tensor(mn).amin(0)),
+                ("layer_norm", F.layer_norm(bm.tensor(m), (1029,))),
+                ("batch_norm", F.batch_norm(bm.tensor(m.reshape(37, 3, 343)), None, None, training=True))]:
+    a = v.numpy().copy()
+    a[np.isnan(a)] = np.nan  # a NaN's sign and payload are not part of the result
+    out[name] = a.view(np.int32).ravel().tolist()
+json.dump(out, sys.stdout)
+"""
+
+
+def _run_child(isa: str) -> dict:
+    env = dict(os.environ, BESSEMER_CPU_ISA=isa, BESSEMER_NUM_THREADS="2")
+    r = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def test_every_instruction_set_copy_computes_the_same_bits():
+    base = _run_child("base")
+    assert base["isa"] == "base"
+    best = bm._core.build_info()["cpu_isa"]
+    others = [i for i in ("avx2", "avx512") if i == best or (i == "avx2" and best == "avx512")]
+    if not others:
+        pytest.skip(f"this machine runs only the baseline copy ({best})")
+    for isa in others:
+        got = _run_child(isa)
+        assert got["isa"] == isa
+        for k, v in base.items():
+            assert k == "isa" or got[k] == v, f"{k}: the {isa} copy differs from the baseline"
