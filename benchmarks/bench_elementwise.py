@@ -67,7 +67,7 @@ def small_parallel_add() -> None:
 
 
 def transcendentals() -> None:
-    # float32 exp/log/sin/cos/tanh over a ResNet-sized activation: vector math against torch's.
+    # float32 exp/log/sin/cos/tanh/sigmoid over a ResNet-sized activation: vector math against torch's.
     rng = np.random.default_rng(2)
     x_np = rng.standard_normal((8, 64, 56, 56), dtype=np.float32)
     p_np = np.abs(x_np) + np.float32(0.1)  # log's domain
@@ -77,7 +77,8 @@ def transcendentals() -> None:
                                ("log", lambda: bm.log(p), lambda: torch.log(tp)),
                                ("sin", lambda: bm.sin(x), lambda: torch.sin(tx)),
                                ("cos", lambda: bm.cos(x), lambda: torch.cos(tx)),
-                               ("tanh", lambda: bm.tanh(x), lambda: torch.tanh(tx))):
+                               ("tanh", lambda: bm.tanh(x), lambda: torch.tanh(tx)),
+                               ("sigmoid", lambda: bm.sigmoid(x), lambda: torch.sigmoid(tx))):
         compare(f"{name} float32 (8, 64, 56, 56)", {"bessemer": ours, "torch": theirs},
                 work=2 * x_np.nbytes, unit="GB/s", goal=("torch", 1.0))
 

@@ -40,8 +40,10 @@ inline float bm_erf_small(float x) {  // |x| < 0.5
   return bm_fma(x, q, x);
 }
 
-// exp(z^2) * erfc(z) for z >= 0.5 (NaN stays NaN). All three fits are evaluated and one selected.
-inline float bm_erfcx(float z) {
+// exp(z^2) * erfc(z) for 0.5 <= z < 3: the two polynomial fits, both evaluated, one selected.
+// Split from bm_erfcx so a CPU loop whose block has every z < 3 skips the [3, inf) fit and its two
+// divisions (bm_gelu_mid); the selected value is the same either way.
+inline float bm_erfcx_mid(float z) {
   const float t1 = z - 1.0f;  // [0.5, 1.5)
   float r1 = -4.05822764e-04f;
   r1 = bm_fma(r1, t1, 1.13733660e-03f);
@@ -64,6 +66,11 @@ inline float bm_erfcx(float z) {
   r2 = bm_fma(r2, t2, 3.19926031e-02f);
   r2 = bm_fma(r2, t2, -8.84865001e-02f);
   r2 = bm_fma(r2, t2, 2.31087252e-01f);
+  return z < 1.5f ? r1 : r2;
+}
+
+// exp(z^2) * erfc(z) for z >= 0.5 (NaN stays NaN). All three fits are evaluated and one selected.
+inline float bm_erfcx(float z) {
   const float w = 1.0f / (z * z);  // [3, inf); 0 once z * z overflows: R -> 1 / (sqrt(pi) z)
   float p = 1.32068939e+01f;
   p = bm_fma(p, w, -8.65787411e+00f);
@@ -73,7 +80,7 @@ inline float bm_erfcx(float z) {
   p = bm_fma(p, w, -2.82088369e-01f);
   p = bm_fma(p, w, 5.64189553e-01f);
   const float r3 = p / z;
-  return z < 1.5f ? r1 : (z < 3.0f ? r2 : r3);
+  return z < 3.0f ? bm_erfcx_mid(z) : r3;
 }
 
 // exp(-s * x^2) for s = 1 or 0.5 (a power of two keeps s * hi exact), x^2 = hi + lo.
@@ -101,15 +108,28 @@ inline float bm_erfc(float x) {
 
 // gelu(x) = x * Phi(x), Phi(x) = erfc(-x / sqrt2) / 2: no cancellation on either side. For
 // x < 0, exp(-z^2) = exp(-x^2 / 2) is taken from x itself, not from the rounded z. Branch-free:
-// one erfcx(|z|) and one exp serve both tails, the small-|z| value is selected over them.
-inline float bm_gelu(float x) {
-  const float z = x * 0.707106781f;
-  const float a = bm_fabs(z);
+// one erfcx(|z|) (cx) and one exp serve both tails, the small-|z| value is selected over them.
+inline float bm_gelu_from(float x, float z, float a, float cx) {
   const bool pos = z >= 0.0f;
-  const float tail = bm_exp_neg_sq(pos ? z : x, pos ? 1.0f : 0.5f) * bm_erfcx(a);  // erfc(|z|) for |z| >= 0.5
+  const float tail = bm_exp_neg_sq(pos ? z : x, pos ? 1.0f : 0.5f) * cx;  // erfc(|z|) for |z| >= 0.5
   const float small = (0.5f * x) * (1.0f + bm_erf_small(z));
   const float big = pos ? x * (1.0f - 0.5f * tail) : (0.5f * x) * tail;  // NaN lands here
   return a < 0.5f ? small : big;
+}
+
+inline float bm_gelu(float x) {
+  const float z = x * 0.707106781f;
+  const float a = bm_fabs(z);
+  return bm_gelu_from(x, z, a, bm_erfcx(a));
+}
+
+// bm_gelu's bits for x with bm_gelu_in_mid(x) (|x / sqrt2| < 3, not NaN), without the [3, inf)
+// fit: CPU loops take it for blocks where every element qualifies (nearly all, for typical data).
+inline bool bm_gelu_in_mid(float x) { return bm_fabs(x * 0.707106781f) < 3.0f; }
+inline float bm_gelu_mid(float x) {
+  const float z = x * 0.707106781f;
+  const float a = bm_fabs(z);
+  return bm_gelu_from(x, z, a, bm_erfcx_mid(a));
 }
 
 #endif

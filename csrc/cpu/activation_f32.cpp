@@ -37,24 +37,37 @@ inline float act_one(float x) {
   else return bm_cos_f32(x);
 }
 
+// The reduced form of an activation that has one (sin/cos: |x| <= 4096; gelu: |x / sqrt2| < 3,
+// which skips erfc's large-argument fit and its two divisions), and whether x may take it.
+template <Act A>
+inline bool in_fast_range(float x) {
+  if constexpr (A == Act::gelu) return bm_gelu_in_mid(x);
+  else return bm_trig_in_range(x);
+}
+
+template <Act A>
+inline float act_fast(float x) {
+  if constexpr (A == Act::gelu) return bm_gelu_mid(x);
+  else if constexpr (A == Act::sin) return bm_sin_reduced_f32(x);
+  else return bm_cos_reduced_f32(x);
+}
+
 template <Act A>
 void loop(const float* x, float* out, int64_t n) {
-  if constexpr (A == Act::sin || A == Act::cos) {
-    // The reduced forms run vectorised over blocks where every |x| <= 4096 (almost always); a
-    // block with a larger, infinite or NaN value takes the scalar select with the libm call.
+  if constexpr (A == Act::sin || A == Act::cos || A == Act::gelu) {
+    // The reduced forms give the full form's bits where they apply, and run vectorised over blocks
+    // where every element qualifies (almost always); any other block takes the full form.
     constexpr int64_t kBlk = 256;
     for (int64_t i = 0; i < n; i += kBlk) {
       const int64_t m = n - i < kBlk ? n - i : kBlk;
       const float* xb = x + i;
       float* ob = out + i;
       int bad = 0;  // read before anything is written: out may equal x
-      for (int64_t k = 0; k < m; ++k) bad |= !bm_trig_in_range(xb[k]);
+      for (int64_t k = 0; k < m; ++k) bad |= !in_fast_range<A>(xb[k]);
       if (bad) {
         for (int64_t k = 0; k < m; ++k) ob[k] = act_one<A>(xb[k]);
-      } else if constexpr (A == Act::sin) {
-        for (int64_t k = 0; k < m; ++k) ob[k] = bm_sin_reduced_f32(xb[k]);
       } else {
-        for (int64_t k = 0; k < m; ++k) ob[k] = bm_cos_reduced_f32(xb[k]);
+        for (int64_t k = 0; k < m; ++k) ob[k] = act_fast<A>(xb[k]);
       }
     }
   } else {
