@@ -17,19 +17,22 @@
 #     crashes (reported, not required: a toolchain may happen to survive it); the masked one
 #     formats it right (required).
 #  6. the error tests (fresh processes with and without torch imported first), then the whole suite
-#     (skipped with --no-suite), run from outside the source tree against the installed wheel.
+#     (skipped with --no-suite; --cpu-only: every test's cpu cases, leaving out the metal-sim ones,
+#     which exercise the same native module), run from outside the source tree against the
+#     installed wheel.
 # Work directory: $CHECK_BUILD_DIR (default build/check_build; the wheel build reuses it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${CHECK_BUILD_DIR:-$root/build/check_build}
 PYTHON=${PYTHON:-python3}
 read -r -a cxx <<<"${CXX:-c++}"  # $CXX may carry flags ("g++-13 -static-libstdc++")
-suite=1 offline=0
+suite=1 offline=0 pick=()
 for arg in "$@"; do
   case "$arg" in
     --no-suite) suite=0 ;;
+    --cpu-only) pick=(-k "not sim") ;;
     --offline) offline=1 ;;
-    *) echo "usage: $0 [--no-suite] [--offline]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--no-suite] [--cpu-only] [--offline]" >&2; exit 2 ;;
   esac
 done
 # --offline, for a machine without a package index: the build requirements and test dependencies
@@ -166,7 +169,7 @@ tests=$root/tests
   "$tests/test_errors.py" "$tests/test_nn_dropout.py::test_dropout_errors" \
   "$tests/test_nn_misc.py::test_cross_entropy_probability_target_errors")
 if [ $suite -eq 1 ]; then
-  step "6. the whole suite"
-  (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$tests")
+  step "6. the whole suite${pick:+ (cpu cases)}"
+  (cd "$run" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "${pick[@]}" "$tests")
 fi
 step "done: the -static-libstdc++ wheel exports only PyInit__core and passes the tests"
