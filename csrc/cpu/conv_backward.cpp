@@ -23,6 +23,7 @@
 #include "core/parallel.h"
 #include "cpu/blas.h"
 #include "cpu/conv_common.h"
+#include "cpu/conv_gemm.h"
 #include "cpu/conv_winograd.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
@@ -230,6 +231,14 @@ void backward_weight(const KernelCall& call) {
   const StagedInput<T, A> xin(xt);
   const A* x = xin.p;
   const Geom g = geometry(xt.shape, xin.strides, out.shape, go.shape[2], go.shape[3], *call.args);
+  if constexpr (std::is_same_v<T, float>) {
+    if (panel_gemm_applies(g)) {  // our panel kernel, grad_output read in place (conv_gemm_backward.cpp)
+      Accumulator<T, A> acc(out);
+      conv2d_backward_weight_panel(x, g, go.data<float>(), go.strides.data(), acc.p);
+      acc.store();
+      return;
+    }
+  }
   const StagedGrad<T, A> gst(go, g);
   const A* gs = gst.p;
   const int64_t NP = g.N * g.P;

@@ -17,4 +17,10 @@ bool panel_gemm_applies(const conv_impl::Geom& g);
 void conv2d_panel_gemm(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
                        const int64_t* os);
 
+// gw (O x K row-major, contiguous) = the weight gradient of a one-group convolution: x the input
+// (strides g.xs), go grad_output (N, O, OH, OW) with strides gst. Bits independent of the thread
+// count (conv_gemm_backward.cpp).
+void conv2d_backward_weight_panel(const float* x, const conv_impl::Geom& g, const float* go, const int64_t* gst,
+                                  float* gw);
+
 }  // namespace bm::cpu
