@@ -202,22 +202,35 @@ void backward_input(const KernelCall& call) {
     acc.store();
     return;
   }
-  check_blas_sizes("conv2d_backward_input", g);
   int64_t cols_max;
   const std::vector<Block> blocks = column_blocks(g, &cols_max);
+  // Adds the block's columns into the input planes of group grp, one (image, channel) plane per task.
+  auto scatter = [&](int64_t grp, const Block& blk, const A* col) {
+    const int64_t nimg = blk.n1 - blk.n0, ncols = blk.cols();
+    parallel_for(0, nimg * g.Cg, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, g.KH * g.KW * ncols / nimg)),
+                 [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t n = blk.n0 + q / g.Cg, c = q % g.Cg;
+        col2im_plane<A>(col, g, blk, n, c, acc.p + (n * g.C + grp * g.Cg + c) * HW);
+      }
+    });
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (panel_gemm_applies(g)) {  // our panel kernel for the columns (conv_gemm_backward.cpp)
+      conv2d_backward_input_panel(wm, g, gs, blocks, cols_max,
+                                  [&](const Block& blk, const float* col) { scatter(0, blk, col); });
+      acc.store();
+      return;
+    }
+  }
+  check_blas_sizes("conv2d_backward_input", g);
   Scratch<A> col(g.K * cols_max);
   for (int64_t grp = 0; grp < g.G; ++grp) {
     for (const Block& blk : blocks) {
-      const int64_t ncols = blk.cols(), nimg = blk.n1 - blk.n0;
+      const int64_t ncols = blk.cols();
       gemm(true, false, blas_int(g.K), blas_int(ncols), blas_int(g.Og), wm + grp * g.Og * g.K, blas_int(g.K),
            gs + grp * g.Og * NP + blk.n0 * g.P + blk.p0, blas_int(NP), col.p, blas_int(ncols));
-      parallel_for(0, nimg * g.Cg, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, g.KH * g.KW * ncols / nimg)),
-                   [&](int64_t q0, int64_t q1) {
-        for (int64_t q = q0; q < q1; ++q) {
-          const int64_t n = blk.n0 + q / g.Cg, c = q % g.Cg;
-          col2im_plane<A>(col.p, g, blk, n, c, acc.p + (n * g.C + grp * g.Cg + c) * HW);
-        }
-      });
+      scatter(grp, blk, col.p);
     }
   }
   acc.store();

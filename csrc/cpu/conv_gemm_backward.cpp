@@ -7,12 +7,18 @@
 // 16-column panel (pixel by pixel: im2col transposed) and multiplies it with every grad panel.
 // The tasks are the K panels, so two threads are busy also for one image.
 //
+// The input gradient's columns (conv2d_backward_input_panel): columns (K x pixels) =
+// weight^T (K x O) @ grad (O x pixels), depth O, with weight^T cut into 6-row panels once per call
+// and grad into 16-pixel panels per column block; the caller adds the columns back into the input
+// (col2im). Each column entry is one kernel sum, so the bits do not depend on the thread count.
+//
 // Determinism: each 6 x 16 block of grad_w is the sum of its per-pixel-block products added in
 // block order, and a block's product is summed in a fixed order by the kernel; neither depends on
 // which thread ran it, so the bits do not depend on the thread count.
 #include "cpu/conv_gemm.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "core/parallel.h"
@@ -121,6 +127,54 @@ void conv2d_backward_weight_panel(const float* x, const Geom& g, const float* go
         }
       }
     });
+  }
+}
+
+void conv2d_backward_input_panel(const float* wm, const Geom& g, const float* gs, const std::vector<Block>& blocks,
+                                 int64_t cols_max, const std::function<void(const Block&, const float*)>& scatter) {
+  const WinogradKernels& k = winograd_kernels();
+  const int64_t O = g.O, K = g.K, NP = g.N * g.P, KP = (K + kPanelRows - 1) / kPanelRows;
+  // weight^T as panels of 6 rows (k), depth o: w[o][k] at a[((k / 6) * O + o) * 6 + k % 6].
+  Scratch<float> a(KP * O * kPanelRows);
+  parallel_for(0, KP, std::max<int64_t>(1, 4096 / (O * kPanelRows)), [&](int64_t q0, int64_t q1) {
+    for (int64_t kp = q0; kp < q1; ++kp)
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t r = 0; r < kPanelRows; ++r) {
+          const int64_t kk = kp * kPanelRows + r;
+          a.p[(kp * O + o) * kPanelRows + r] = kk < K ? wm[o * K + kk] : 0.0f;
+        }
+  });
+  const int64_t jp_max = (cols_max + kPanelCols - 1) / kPanelCols;
+  Scratch<float> b(jp_max * O * kPanelCols);
+  Scratch<float> col(K * cols_max);
+  for (const Block& blk : blocks) {
+    const int64_t cols = blk.cols(), JP = (cols + kPanelCols - 1) / kPanelCols;
+    const float* src = gs + blk.n0 * g.P + blk.p0;  // the block's columns are contiguous in each row
+    // grad as panels of 16 columns, depth o: grad[o][j] at b[((j / 16) * O + o) * 16 + j % 16].
+    parallel_for(0, JP, std::max<int64_t>(1, 4096 / (O * kPanelCols)), [&](int64_t q0, int64_t q1) {
+      for (int64_t jp = q0; jp < q1; ++jp) {
+        const int64_t n = std::min<int64_t>(kPanelCols, cols - jp * kPanelCols);
+        for (int64_t o = 0; o < O; ++o) {
+          float* d = b.p + (jp * O + o) * kPanelCols;
+          const float* s = src + o * NP + jp * kPanelCols;
+          std::copy(s, s + n, d);
+          std::fill(d + n, d + kPanelCols, 0.0f);
+        }
+      }
+    });
+    // One (column panel, row panel) pair per task, column panel outermost (kept in cache).
+    parallel_for(0, JP * KP, 1, [&](int64_t q0, int64_t q1) {
+      float c[kPanelRows * kPanelCols];
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t jp = q / KP, kp = q % KP;
+        k.panel_product(a.p + kp * O * kPanelRows, b.p + jp * O * kPanelCols, O, c, kPanelCols);
+        const int64_t rows = std::min<int64_t>(kPanelRows, K - kp * kPanelRows);
+        const int64_t n = std::min<int64_t>(kPanelCols, cols - jp * kPanelCols);
+        for (int64_t r = 0; r < rows; ++r)
+          std::copy(c + r * kPanelCols, c + r * kPanelCols + n, col.p + (kp * kPanelRows + r) * cols + jp * kPanelCols);
+      }
+    });
+    scatter(blk, col.p);
   }
 }
 
