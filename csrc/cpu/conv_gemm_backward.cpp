@@ -85,7 +85,7 @@ void conv2d_backward_weight_panel(const float* x, const Geom& g, const float* go
   Scratch<float> a(OP * kPanelRows * depth_max);
   std::fill(gw, gw + O * K, 0.0f);
   for (const Block& blk : blocks) {
-    const int64_t D = blk.cols(), per = blk.p1 - blk.p0;
+    const int64_t D = blk.cols();
     // grad_output as panels of 6 channels: grad[o][pixel j] at a[(o / 6) * D * 6 + j * 6 + o % 6].
     parallel_for(0, OP, std::max<int64_t>(1, 4096 / D), [&](int64_t q0, int64_t q1) {
       for (int64_t op = q0; op < q1; ++op) {
@@ -96,11 +96,15 @@ void conv2d_backward_weight_panel(const float* x, const Geom& g, const float* go
             for (int64_t j = 0; j < D; ++j) panel[j * kPanelRows + r] = 0.0f;
             continue;
           }
+          float* d = panel + r;
           for (int64_t n = blk.n0; n < blk.n1; ++n) {
             const float* src = go + n * gst[0] + o * gst[1];
-            float* d = panel + ((n - blk.n0) * per) * kPanelRows + r;
-            for (int64_t p = blk.p0; p < blk.p1; ++p)
-              d[(p - blk.p0) * kPanelRows] = src[(p / g.OW) * gst[2] + (p % g.OW) * gst[3]];
+            for (int64_t p = blk.p0; p < blk.p1;) {  // output row by output row (no division per pixel)
+              const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
+              const float* s = src + oy * gst[2];
+              for (int64_t ox = ox0; ox < ox1; ++ox, d += kPanelRows) *d = s[ox * gst[3]];
+              p += ox1 - ox0;
+            }
           }
         }
       }
