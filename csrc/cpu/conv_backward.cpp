@@ -9,9 +9,11 @@
 //           the planes in parallel, the taps in a fixed order);
 //   weight: grad_w (Og x K) += grad (Og x cols) @ columns^T (cols x K), the columns unfolded from
 //           the input as the forward does (im2col), one column block after another.
-// The products go to BLAS; grad_output is staged once as O rows of N * OH * OW columns in the
-// compute type (float for float32 and the half types, double for float64), so a block of several
-// images is one matrix. With one or two output channels per group (depthwise) BLAS is skipped:
+// float32 with one group (and more than two output channels) runs both products on our panel
+// kernel (conv_gemm_backward.cpp; the input gradient of 3x3 stride-1 convolutions on Winograd);
+// float64, the half types and grouped convolutions send them to BLAS. grad_output is staged once
+// as O rows of N * OH * OW columns in the compute type (float for float32 and the half types,
+// double for float64), so a block of several images is one matrix. With one or two output channels per group (depthwise) BLAS is skipped:
 // each input-gradient plane, or each (output channel, input channel) pair of the weight gradient,
 // is accumulated directly, in parallel. Sums are taken in A and rounded to T once.
 #include <algorithm>
