@@ -72,14 +72,15 @@ WINOGRAD = [
 
 # Other float32 one-group convolutions with > 2 output channels run both gradients on the CPU's
 # panel product kernel (conv_gemm_backward.cpp): 6-row / 16-column panel tails (odd channel
-# counts, K not a multiple of 16), pixel blocks of 512 (one image split into tiles, several
+# counts, K not a multiple of 16), pixel blocks of 1024 (one image split into tiles, several
 # images batched), stride, padding, dilation, 1x1 and 7x7 filters, one image.
 PANEL = [
     ("panel_tails_3x3_s2", (2, 7, 13, 11), 11, (3, 3), dict(stride=2, padding=1)),
     ("panel_1x1_odd", (1, 17, 9, 7), 23, (1, 1), dict()),
     ("panel_1x1_s2_batched", (5, 9, 12, 12), 13, (1, 1), dict(stride=2)),
     ("panel_7x7_s2_pad3", (1, 3, 29, 27), 7, (7, 7), dict(stride=2, padding=3)),
-    ("panel_dilated_tiles", (1, 5, 31, 27), 9, (3, 3), dict(padding=2, dilation=2)),  # > 512 pixels
+    ("panel_dilated", (1, 5, 31, 27), 9, (3, 3), dict(padding=2, dilation=2)),
+    ("panel_tiles", (2, 3, 41, 37), 7, (3, 3), dict(padding=1)),  # 1517 pixels: tiles of one image
     ("panel_5x3_mixed", (3, 6, 17, 19), 19, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
     ("panel_wide_k", (2, 40, 6, 6), 8, (3, 3), dict(stride=2, padding=1)),  # K = 360
 ]
@@ -181,9 +182,9 @@ def test_conv2d_backward_panel(combo, layout, device):
 
 def test_conv2d_backward_panel_thread_count():
     """The panel kernels' bits do not depend on the thread count (docs/determinism.md)."""
-    x, w, gy, _, _ = _conv_case(PANEL[4], bm.float32)
+    x, w, gy, _, _ = _conv_case(PANEL[5], bm.float32)
     g, wt, xt = (bm.tensor(a, dtype=bm.float32) for a in (gy, w, x))
-    args = conv_args(PANEL[4][4])
+    args = conv_args(PANEL[5][4])
     before = bm.get_num_threads()
     runs = []
     try:

@@ -31,7 +31,7 @@ using namespace conv_impl;
 
 namespace {
 
-constexpr int64_t kDepth = 512;  // pixels per block: panels of 16 x 512 floats (32 KiB) stay in cache
+constexpr int64_t kDepth = 1024;  // pixels per block: panels of 16 x 1024 floats (64 KiB) stay in L2
 
 // Pixel blocks: tiles of one image, or whole images batched, of about kDepth pixels.
 std::vector<Block> pixel_blocks(const Geom& g) {
