@@ -70,6 +70,21 @@ WINOGRAD = [
     ("winograd_pad_uneven", (2, 16, 11, 10), 16, (3, 3), dict(padding=(2, 0))),
 ]
 
+# Other float32 one-group convolutions with > 2 output channels run both gradients on the CPU's
+# panel product kernel (conv_gemm_backward.cpp): 6-row / 16-column panel tails (odd channel
+# counts, K not a multiple of 16), pixel blocks of 1024 (one image split into tiles, several
+# images batched), stride, padding, dilation, 1x1 and 7x7 filters, one image.
+PANEL = [
+    ("panel_tails_3x3_s2", (2, 7, 13, 11), 11, (3, 3), dict(stride=2, padding=1)),
+    ("panel_1x1_odd", (1, 17, 9, 7), 23, (1, 1), dict()),
+    ("panel_1x1_s2_batched", (5, 9, 12, 12), 13, (1, 1), dict(stride=2)),
+    ("panel_7x7_s2_pad3", (1, 3, 29, 27), 7, (7, 7), dict(stride=2, padding=3)),
+    ("panel_dilated", (1, 5, 31, 27), 9, (3, 3), dict(padding=2, dilation=2)),
+    ("panel_tiles", (2, 3, 41, 37), 7, (3, 3), dict(padding=1)),  # 1517 pixels: tiles of one image
+    ("panel_5x3_mixed", (3, 6, 17, 19), 19, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
+    ("panel_wide_k", (2, 40, 6, 6), 8, (3, 3), dict(stride=2, padding=1)),  # K = 360
+]
+
 
 def _conv_case(combo, dtype, seed=0, layout="contiguous"):
     _, xs, out_ch, (kh, kw), kwargs = combo
@@ -156,6 +171,31 @@ def test_conv2d_backward_empty(device):
     # an empty image that padding makes big enough: only padding was read, the weight gets zero
     gw = _core._conv2d_backward_weight(bm.ones(1, 3, 2, 2, **z), bm.ones(1, 2, 0, 0, **z), (3, 2, 3, 3), 1, 2)
     assert tuple(gw.shape) == (3, 2, 3, 3) and not gw.numpy().any()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("combo", PANEL, ids=[c[0] for c in PANEL])
+def test_conv2d_backward_panel(combo, layout, device):
+    _conv_run(combo, device, bm.float32, layout)
+
+
+def test_conv2d_backward_panel_thread_count():
+    """The panel kernels' bits do not depend on the thread count (docs/determinism.md)."""
+    x, w, gy, _, _ = _conv_case(PANEL[5], bm.float32)
+    g, wt, xt = (bm.tensor(a, dtype=bm.float32) for a in (gy, w, x))
+    args = conv_args(PANEL[5][4])
+    before = bm.get_num_threads()
+    runs = []
+    try:
+        for n in (1, 2, 3):
+            bm.set_num_threads(n)
+            runs.append((_core._conv2d_backward_input(g, wt, x.shape, *args).numpy(),
+                         _core._conv2d_backward_weight(g, xt, w.shape, *args).numpy()))
+    finally:
+        bm.set_num_threads(before)
+    for gi, gw in runs[1:]:
+        assert (gi == runs[0][0]).all() and (gw == runs[0][1]).all()
 
 
 @pytest.mark.parametrize("device", DEVICES)

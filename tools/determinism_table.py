@@ -19,12 +19,14 @@ DEVICE_TYPES = ["cpu", "metal-sim", "metal"]  # metal: the same shaders and host
 
 # Bits that are fixed run to run but depend on a setting; one note per op, shown beside its row.
 BLAS = "cpu: float32/float64 go through BLAS, whose bits depend on `bm.set_num_threads(n)` (fixed n: fixed bits)"
+CONV_BLAS = ("cpu: float64 and grouped float32 go through BLAS, whose bits depend on `bm.set_num_threads(n)` "
+             "(fixed n: fixed bits); one-group float32 does not")
 RNG = "bits fixed by the generator's (seed, offset); threads sharing a generator draw in the order they come"
 NOTES = {
     "matmul": BLAS,
-    "conv2d": BLAS,
-    "conv2d_backward_input": BLAS,
-    "conv2d_backward_weight": BLAS,
+    "conv2d": CONV_BLAS,
+    "conv2d_backward_input": CONV_BLAS,
+    "conv2d_backward_weight": CONV_BLAS,
     "uniform": RNG,
     "normal": RNG,
     "dropout": RNG,

@@ -9,9 +9,11 @@
 //           the planes in parallel, the taps in a fixed order);
 //   weight: grad_w (Og x K) += grad (Og x cols) @ columns^T (cols x K), the columns unfolded from
 //           the input as the forward does (im2col), one column block after another.
-// The products go to BLAS; grad_output is staged once as O rows of N * OH * OW columns in the
-// compute type (float for float32 and the half types, double for float64), so a block of several
-// images is one matrix. With one or two output channels per group (depthwise) BLAS is skipped:
+// float32 with one group (and more than two output channels) runs both products on our panel
+// kernel (conv_gemm_backward.cpp; the input gradient of 3x3 stride-1 convolutions on Winograd);
+// float64, the half types and grouped convolutions send them to BLAS. grad_output is staged once
+// as O rows of N * OH * OW columns in the compute type (float for float32 and the half types,
+// double for float64), so a block of several images is one matrix. With one or two output channels per group (depthwise) BLAS is skipped:
 // each input-gradient plane, or each (output channel, input channel) pair of the weight gradient,
 // is accumulated directly, in parallel. Sums are taken in A and rounded to T once.
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "core/parallel.h"
 #include "cpu/blas.h"
 #include "cpu/conv_common.h"
+#include "cpu/conv_gemm.h"
 #include "cpu/conv_winograd.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
@@ -201,22 +204,35 @@ void backward_input(const KernelCall& call) {
     acc.store();
     return;
   }
-  check_blas_sizes("conv2d_backward_input", g);
   int64_t cols_max;
   const std::vector<Block> blocks = column_blocks(g, &cols_max);
+  // Adds the block's columns into the input planes of group grp, one (image, channel) plane per task.
+  auto scatter = [&](int64_t grp, const Block& blk, const A* col) {
+    const int64_t nimg = blk.n1 - blk.n0, ncols = blk.cols();
+    parallel_for(0, nimg * g.Cg, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, g.KH * g.KW * ncols / nimg)),
+                 [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t n = blk.n0 + q / g.Cg, c = q % g.Cg;
+        col2im_plane<A>(col, g, blk, n, c, acc.p + (n * g.C + grp * g.Cg + c) * HW);
+      }
+    });
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (panel_gemm_applies(g)) {  // our panel kernel for the columns (conv_gemm_backward.cpp)
+      conv2d_backward_input_panel(wm, g, gs, blocks, cols_max,
+                                  [&](const Block& blk, const float* col) { scatter(0, blk, col); });
+      acc.store();
+      return;
+    }
+  }
+  check_blas_sizes("conv2d_backward_input", g);
   Scratch<A> col(g.K * cols_max);
   for (int64_t grp = 0; grp < g.G; ++grp) {
     for (const Block& blk : blocks) {
-      const int64_t ncols = blk.cols(), nimg = blk.n1 - blk.n0;
+      const int64_t ncols = blk.cols();
       gemm(true, false, blas_int(g.K), blas_int(ncols), blas_int(g.Og), wm + grp * g.Og * g.K, blas_int(g.K),
            gs + grp * g.Og * NP + blk.n0 * g.P + blk.p0, blas_int(NP), col.p, blas_int(ncols));
-      parallel_for(0, nimg * g.Cg, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, g.KH * g.KW * ncols / nimg)),
-                   [&](int64_t q0, int64_t q1) {
-        for (int64_t q = q0; q < q1; ++q) {
-          const int64_t n = blk.n0 + q / g.Cg, c = q % g.Cg;
-          col2im_plane<A>(col.p, g, blk, n, c, acc.p + (n * g.C + grp * g.Cg + c) * HW);
-        }
-      });
+      scatter(grp, blk, col.p);
     }
   }
   acc.store();
@@ -230,6 +246,14 @@ void backward_weight(const KernelCall& call) {
   const StagedInput<T, A> xin(xt);
   const A* x = xin.p;
   const Geom g = geometry(xt.shape, xin.strides, out.shape, go.shape[2], go.shape[3], *call.args);
+  if constexpr (std::is_same_v<T, float>) {
+    if (panel_gemm_applies(g)) {  // our panel kernel, grad_output read in place (conv_gemm_backward.cpp)
+      Accumulator<T, A> acc(out);
+      conv2d_backward_weight_panel(x, g, go.data<float>(), go.strides.data(), acc.p);
+      acc.store();
+      return;
+    }
+  }
   const StagedGrad<T, A> gst(go, g);
   const A* gs = gst.p;
   const int64_t NP = g.N * g.P;

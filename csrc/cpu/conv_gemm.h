@@ -2,11 +2,14 @@
 // filters packed once and cached.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 namespace bm::cpu {
 
 namespace conv_impl {
 struct Geom;
+struct Block;
 }
 
 // Whether conv2d_panel_gemm handles this convolution (one group, more than two output channels).
@@ -16,5 +19,18 @@ bool panel_gemm_applies(const conv_impl::Geom& g);
 // filters as an O x K row-major matrix; bias: O floats or null.
 void conv2d_panel_gemm(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
                        const int64_t* os);
+
+// gw (O x K row-major, contiguous) = the weight gradient of a one-group convolution: x the input
+// (strides g.xs), go grad_output (N, O, OH, OW) with strides gst. Bits independent of the thread
+// count (conv_gemm_backward.cpp).
+void conv2d_backward_weight_panel(const float* x, const conv_impl::Geom& g, const float* go, const int64_t* gst,
+                                  float* gw);
+
+// The input gradient's column matrix of each block of `blocks` (K x blk.cols(), row-major) =
+// weight^T @ grad, handed to scatter (which adds it into the input, col2im) block after block.
+// wm: the filters as O x K row-major; gs: grad_output as O rows of N * P columns. One group.
+void conv2d_backward_input_panel(const float* wm, const conv_impl::Geom& g, const float* gs,
+                                 const std::vector<conv_impl::Block>& blocks, int64_t cols_max,
+                                 const std::function<void(const conv_impl::Block&, const float*)>& scatter);
 
 }  // namespace bm::cpu
