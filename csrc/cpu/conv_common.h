@@ -84,40 +84,51 @@ inline std::vector<Block> column_blocks(const Geom& g, int64_t* cols_max) {
   return blocks;
 }
 
+// Walks row r = (c, ky, kx) of the column matrix of block `blk` (input channels of group `grp`)
+// as runs: emit(col, src, step, len) gives block columns [col, col + len) (column order: image,
+// then pixel) the values src[i * step], or zeros where src is null (the padding). The one walk
+// behind im2col_rows and the panel kernels' unfolding (conv_gemm.cpp, conv_gemm_backward.cpp).
+template <typename A, typename Emit>
+void unfold_row_runs(const A* x, const Geom& g, int64_t grp, const Block& blk, int64_t r, Emit&& emit) {
+  const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
+  int64_t lo, hi;
+  valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
+  const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
+  const int64_t step = g.sw * g.xs[3];
+  int64_t col = 0;
+  for (int64_t n = blk.n0; n < blk.n1; ++n) {
+    const A* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
+    for (int64_t p = blk.p0; p < blk.p1;) {
+      const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
+      const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+      const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
+      if (iy < 0 || iy >= g.H || a >= b) {
+        emit(col, static_cast<const A*>(nullptr), step, ox1 - ox0);
+      } else {
+        if (a > ox0) emit(col, static_cast<const A*>(nullptr), step, a - ox0);
+        emit(col + (a - ox0), plane + iy * g.xs[2] + (a * g.sw + xoff) * g.xs[3], step, b - a);
+        if (ox1 > b) emit(col + (b - ox0), static_cast<const A*>(nullptr), step, ox1 - b);
+      }
+      col += ox1 - ox0;
+      p += ox1 - ox0;
+    }
+  }
+}
+
 // Rows [r0, r1) of the column matrix of `blk` (row r = (c, ky, kx), ld = blk.cols()) from the
 // input channels of group `grp` (the input already in the compute type).
 template <typename A>
 void im2col_rows(const A* x, const Geom& g, int64_t grp, const Block& blk, int64_t r0, int64_t r1, A* col) {
-  const int64_t ld = blk.cols(), per = blk.p1 - blk.p0;
+  const int64_t ld = blk.cols();
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
-    int64_t lo, hi;
-    valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
-    const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
-    for (int64_t n = blk.n0; n < blk.n1; ++n) {
-      const A* plane = x + n * g.xs[0] + (grp * g.Cg + c) * g.xs[1];
-      A* row = col + r * ld + (n - blk.n0) * per;  // row[p - p0] for p in [p0, p1)
-      for (int64_t p = blk.p0; p < blk.p1;) {
-        const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
-        A* d = row + (p - blk.p0);  // d[ox - ox0] for this output row's columns [ox0, ox1)
-        const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-        const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
-        if (iy < 0 || iy >= g.H || a >= b) {
-          std::fill(d, d + (ox1 - ox0), A(0));
-        } else {
-          std::fill(d, d + (a - ox0), A(0));
-          const A* src = plane + iy * g.xs[2];
-          A* da = d + (a - ox0);
-          if (g.sw == 1 && g.xs[3] == 1) {
-            std::memcpy(da, src + a + xoff, size_t(b - a) * sizeof(A));
-          } else {
-            for (int64_t ox = a; ox < b; ++ox) da[ox - a] = src[(ox * g.sw + xoff) * g.xs[3]];
-          }
-          std::fill(d + (b - ox0), d + (ox1 - ox0), A(0));
-        }
-        p += ox1 - ox0;
-      }
-    }
+    A* row = col + r * ld;
+    unfold_row_runs(x, g, grp, blk, r, [row](int64_t at, const A* src, int64_t step, int64_t len) {
+      A* d = row + at;
+      if (!src) std::fill(d, d + len, A(0));
+      else if (step == 1) std::memcpy(d, src, size_t(len) * sizeof(A));
+      else
+        for (int64_t i = 0; i < len; ++i) d[i] = src[i * step];
+    });
   }
 }
 

@@ -44,28 +44,7 @@ void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r
         col += seg, len -= seg;
       }
     };
-    const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
-    int64_t lo, hi;
-    valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
-    const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
-    int64_t col = 0;
-    for (int64_t n = blk.n0; n < blk.n1; ++n) {
-      const float* plane = x + n * g.xs[0] + c * g.xs[1];
-      for (int64_t p = blk.p0; p < blk.p1;) {
-        const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
-        const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-        const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
-        if (iy < 0 || iy >= g.H || a >= b) {
-          put(col, nullptr, 0, ox1 - ox0);
-        } else {
-          put(col, nullptr, 0, a - ox0);
-          put(col + (a - ox0), plane + iy * g.xs[2] + (a * g.sw + xoff) * g.xs[3], g.sw * g.xs[3], b - a);
-          put(col + (b - ox0), nullptr, 0, ox1 - b);
-        }
-        col += ox1 - ox0;
-        p += ox1 - ox0;
-      }
-    }
+    unfold_row_runs(x, g, 0, blk, r, put);
     put(cols, nullptr, 0, end - cols);
   }
 }

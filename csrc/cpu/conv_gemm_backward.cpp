@@ -47,31 +47,13 @@ std::vector<Block> pixel_blocks(const Geom& g) {
 // Column r = (c, ky, kx) of the unfolded input of block `blk` into dst[col * kPanelCols] for the
 // block's pixel columns col; positions in the padding get zero.
 void unfold_column(const float* x, const Geom& g, const Block& blk, int64_t r, float* dst) {
-  const int64_t c = r / (g.KH * g.KW), ky = r / g.KW % g.KH, kx = r % g.KW;
-  int64_t lo, hi;
-  valid_range(g.OW, g.W, g.sw, g.pw, kx * g.dw, &lo, &hi);
-  const int64_t xoff = kx * g.dw - g.pw;  // input column of output column ox: ox * sw + xoff
-  const int64_t step = g.sw * g.xs[3];
-  float* d = dst;
-  for (int64_t n = blk.n0; n < blk.n1; ++n) {
-    const float* plane = x + n * g.xs[0] + c * g.xs[1];
-    for (int64_t p = blk.p0; p < blk.p1;) {
-      const int64_t oy = p / g.OW, ox0 = p % g.OW, ox1 = std::min(g.OW, ox0 + (blk.p1 - p));
-      const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-      const int64_t a = std::max(ox0, lo), b = std::min(ox1, hi);
-      if (iy < 0 || iy >= g.H || a >= b) {
-        for (int64_t i = 0; i < ox1 - ox0; ++i) d[i * kPanelCols] = 0.0f;
-      } else {
-        for (int64_t i = 0; i < a - ox0; ++i) d[i * kPanelCols] = 0.0f;
-        const float* s = plane + iy * g.xs[2] + (a * g.sw + xoff) * g.xs[3];
-        float* da = d + (a - ox0) * kPanelCols;
-        for (int64_t i = 0; i < b - a; ++i) da[i * kPanelCols] = s[i * step];
-        for (int64_t i = b - ox0; i < ox1 - ox0; ++i) d[i * kPanelCols] = 0.0f;
-      }
-      d += (ox1 - ox0) * kPanelCols;
-      p += ox1 - ox0;
-    }
-  }
+  unfold_row_runs(x, g, 0, blk, r, [dst](int64_t col, const float* src, int64_t step, int64_t len) {
+    float* d = dst + col * kPanelCols;
+    if (!src)
+      for (int64_t i = 0; i < len; ++i) d[i * kPanelCols] = 0.0f;
+    else
+      for (int64_t i = 0; i < len; ++i) d[i * kPanelCols] = src[i * step];
+  });
 }
 
 }  // namespace
