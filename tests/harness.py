@@ -56,6 +56,20 @@ def round_to(values: np.ndarray, dtype) -> np.ndarray:
     return values.astype(np.float64)
 
 
+def ulp_error(got: np.ndarray, want64: np.ndarray) -> float:
+    """Largest error of float32 results in ulps of the float64 reference (rounded to float32),
+    over the elements whose reference is finite in float32."""
+    w32 = want64.astype(np.float32)
+    ok = np.isfinite(w32)
+    spacing = np.spacing(np.abs(w32[ok])).astype(np.float64)
+    return float(np.max(np.abs(got[ok].astype(np.float64) - want64[ok]) / spacing))
+
+
+def dense_grid(lo, hi, n=200_001) -> np.ndarray:
+    """n evenly spaced float32 points from lo to hi (computed in float64, then rounded)."""
+    return np.linspace(lo, hi, n, dtype=np.float64).astype(np.float32)
+
+
 def random_values(shape, dtype, rng: np.random.Generator, domain: str = "any") -> np.ndarray:
     if dtype == bm.bool:
         return rng.random(shape) < 0.5

@@ -14,7 +14,8 @@ import torch
 
 import bessemer as bm
 from bessemer.testing import assert_close
-from harness import DEVICES, dtypes_on
+from harness import DEVICES, dtypes_on, ulp_error
+from harness import dense_grid as _dense
 
 DTYPES = [bm.bool, bm.int32, bm.int64, bm.float16, bm.bfloat16, bm.float32, bm.float64]
 TORCH = {bm.bool: torch.bool, bm.int32: torch.int32, bm.int64: torch.int64, bm.float16: torch.float16,
@@ -155,18 +156,6 @@ def test_erfinv_edges(device):
     assert np.all(np.abs(got - want) <= 3 * np.spacing(np.abs(want).astype(np.float32)))
 
 
-def _ulp_error(got: np.ndarray, want64: np.ndarray) -> float:
-    """Largest error of float32 results in ulps of the float64 reference (rounded to float32)."""
-    w32 = want64.astype(np.float32)
-    ok = np.isfinite(w32)
-    spacing = np.spacing(np.abs(w32[ok])).astype(np.float64)
-    return float(np.max(np.abs(got[ok].astype(np.float64) - want64[ok]) / spacing))
-
-
-def _dense(lo, hi, n=200_001):
-    return np.linspace(lo, hi, n, dtype=np.float64).astype(np.float32)
-
-
 # (function, reference in float64, inputs): float32 accuracy over dense grids, against torch in float64
 ACCURACY = [
     ("erfinv", torch.erfinv, lambda: _dense(-0.99999, 0.99999), 3.0),
@@ -188,7 +177,7 @@ def test_float32_accuracy_in_ulps(device, name, ref, inputs, bound):
     # single-precision maximum errors) where glibc's are within 1: measured 1.77 and 2.03 on an H200
     if device.startswith("cuda") and name in ("log2", "log10", "exp2"):
         bound = 2.5
-    assert _ulp_error(got, ref(torch.tensor(x, dtype=torch.float64)).numpy()) <= bound
+    assert ulp_error(got, ref(torch.tensor(x, dtype=torch.float64)).numpy()) <= bound
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -200,8 +189,8 @@ def test_hypot_and_atan2_accuracy(device):
     ta, tb = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
     x, y = bm.tensor(a, device=device), bm.tensor(b, device=device)
     # no overflow or underflow; within an ulp of the rounded result (1.5 of the exact one: subnormals round twice)
-    assert _ulp_error(bm.hypot(x, y).numpy(), torch.hypot(ta, tb).numpy()) <= 1.5
-    assert _ulp_error(bm.atan2(x, y).numpy(), torch.atan2(ta, tb).numpy()) <= 2.0
+    assert ulp_error(bm.hypot(x, y).numpy(), torch.hypot(ta, tb).numpy()) <= 1.5
+    assert ulp_error(bm.atan2(x, y).numpy(), torch.atan2(ta, tb).numpy()) <= 2.0
 
 
 # ---- round(decimals), nan_to_num ----
