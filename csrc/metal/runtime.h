@@ -68,7 +68,9 @@ class CommandBuffer {
   // Submits the recorded dispatches; they run in order (possibly before commit returns).
   virtual void commit() = 0;
   // Blocks until the dispatches have run. If they failed (a kernel fault, a GPU error), throws
-  // the failure as a bm error — on every call, so nobody can wait and miss it.
+  // the failure as a bm error — on every call, so nobody can wait and miss it. Several threads may
+  // wait on one command buffer at once (MetalBackend::synchronize shares its in-flight list), so
+  // what it releases on completion must be released once, under a lock.
   virtual void wait_until_completed() = 0;
   virtual CommandStatus status() const = 0;
   // The failure's message when status() is Error, else empty.

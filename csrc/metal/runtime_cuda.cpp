@@ -317,6 +317,9 @@ class CudaCommandBuffer final : public CommandBuffer {
   }
 
   void wait_until_completed() override {
+    // Two threads synchronizing at once both wait here: without the lock both cleared `recorded`,
+    // freeing its buffers twice (SIGSEGV/SIGBUS in the 8-thread test on an H200).
+    std::lock_guard<std::mutex> lk(wait_m_);
     if (status_ == CommandStatus::Recording) throw Error("[cuda] wait_until_completed() before commit()");
     if (!waited_) {
       dev_.current();
@@ -330,6 +333,7 @@ class CudaCommandBuffer final : public CommandBuffer {
   }
 
   CommandStatus status() const override {
+    std::lock_guard<std::mutex> lk(wait_m_);
     if (status_ == CommandStatus::Committed && event_) {
       CUresult r = drv().cuEventQuery_(event_);
       if (r == CUDA_ERROR_NOT_READY) return CommandStatus::Committed;
@@ -338,7 +342,10 @@ class CudaCommandBuffer final : public CommandBuffer {
     return status_;
   }
 
-  std::string error() const override { return failure_; }
+  std::string error() const override {
+    std::lock_guard<std::mutex> lk(wait_m_);
+    return failure_;
+  }
 
  private:
   std::string fault_message(CUresult r) const {
@@ -363,6 +370,7 @@ class CudaCommandBuffer final : public CommandBuffer {
   CUevent event_ = nullptr;
   bool waited_ = false;
   std::string failure_;
+  mutable std::mutex wait_m_;  // guards the state wait_until_completed changes
 };
 
 class CudaRuntime final : public Runtime {

@@ -342,7 +342,10 @@ class MetalCommandBuffer final : public CommandBuffer {
   void wait_until_completed() override {
     if (!committed_) throw Error("[metal] wait_until_completed() before commit()");
     cb_->waitUntilCompleted();
-    held_.clear();  // the GPU is done with these buffers
+    {
+      std::lock_guard<std::mutex> lk(held_m_);  // several threads may wait on one command buffer
+      held_.clear();                            // the GPU is done with these buffers
+    }
     if (cb_->status() == MTL::CommandBufferStatusError) {
       Pool pool;
       NS::Error* err = cb_->error();
@@ -374,6 +377,7 @@ class MetalCommandBuffer final : public CommandBuffer {
   std::shared_ptr<DeviceContext> ctx_;
   NS::SharedPtr<MTL::CommandBuffer> cb_;
   std::vector<std::shared_ptr<Buffer>> held_;  // declared before encoder_, which points at it
+  std::mutex held_m_;
   std::unique_ptr<MetalEncoder> encoder_;
   bool committed_ = false;
 };
