@@ -158,13 +158,27 @@ def test_python_m_bessemer_prints_configuration():
     assert f"bessemer {bm.__version__}" in out and "BLAS" in out and "cpu" in out
 
 
-def test_set_num_threads_sizes_our_pool_and_blas():
+def test_set_num_threads_sizes_the_one_pool_that_runs_blas_too():
+    # OpenBLAS stays on one thread (0: Accelerate, which does not say); large products are split
+    # into row or column blocks across bessemer's pool (cpu/blas.cpp). Each shape below takes one
+    # of the split's paths: columns with b transposed, rows with a transposed, and matrix-vector
+    # products both ways, checked against float64 NumPy for 1 to 3 threads (uneven blocks).
     before = bm.get_num_threads()
+    rng = np.random.default_rng(0)
+    cases = [((300, 500), (700, 500), False, True), ((900, 200), (200, 130), True, False),
+             ((1, 700), (700, 900), False, False), ((1000, 600), (600, 1), False, False)]
     try:
-        bm.set_num_threads(1)
-        assert bm.get_num_threads() == 1 and bm._core._blas_threads() in (0, 1)  # 0: Accelerate
-        a = bm.randn(64, 64)
-        np.testing.assert_allclose((a @ a).numpy(), a.numpy().astype(np.float64) @ a.numpy(), rtol=1e-4, atol=1e-4)
+        for n in (1, 2, 3):
+            bm.set_num_threads(n)
+            assert bm.get_num_threads() == n and bm._core._blas_threads() in (0, 1)
+            for sa, sb, ta, tb in cases:
+                a = rng.standard_normal(sa[::-1] if ta else sa, dtype=np.float32)
+                b = rng.standard_normal(sb, dtype=np.float32)
+                ba, bb = bm.from_numpy(a), bm.from_numpy(b)
+                ba, a = (ba.t(), a.T) if ta else (ba, a)
+                bb, b = (bb.t(), b.T) if tb else (bb, b)
+                want = a.astype(np.float64) @ b.astype(np.float64)
+                np.testing.assert_allclose((ba @ bb).numpy(), want, rtol=1e-4, atol=1e-3 * np.sqrt(a.shape[1]))
     finally:
         bm.set_num_threads(before)
     with pytest.raises(ValueError, match=r"\[set_num_threads\]"):

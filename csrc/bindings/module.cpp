@@ -62,8 +62,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("get_num_threads", &bm::num_threads);
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw bm::ValueError("[set_num_threads] expected a positive number of threads, got " + std::to_string(n));
-    bm::set_num_threads(n);
-    bm::cpu::set_blas_threads(n);
+    bm::set_num_threads(n);  // BLAS products run on this pool too (cpu/blas.cpp)
   }, py::arg("n"));
   m.def("_blas_threads", &bm::cpu::blas_threads);
 #ifdef BESSEMER_SANITIZE

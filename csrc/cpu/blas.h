@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <shared_mutex>
 
 #include "cpu/matmul_fallback.h"  // MatRef
 
@@ -18,64 +17,27 @@
 
 namespace bm::cpu {
 
-// Every BLAS call holds this shared and set_blas_threads (bm.set_num_threads) holds it exclusive:
-// kernels run without the GIL, so another Python thread may resize OpenBLAS's thread pool while a
-// product is running, which OpenBLAS does not support (matmul.cpp).
-std::shared_mutex& blas_pool_mutex();
+#if defined(BESSEMER_BLAS_ACCELERATE) && defined(ACCELERATE_NEW_LAPACK)
+using blas_int = __LAPACK_int;  // int, or long with ACCELERATE_LAPACK_ILP64
+#elif defined(BESSEMER_BLAS_ACCELERATE)
+using blas_int = int;
+#else
+using blas_int = blasint;
+#endif
 
 // c (m x n) = op(a) (m x k) @ op(b) (k x n) + beta * c, row-major; op transposes when ta / tb.
-#if defined(BESSEMER_BLAS_ACCELERATE)
-#if defined(ACCELERATE_NEW_LAPACK)
-using blas_int = __LAPACK_int;  // int, or long with ACCELERATE_LAPACK_ILP64
-#else
-using blas_int = int;
-#endif
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
-                 blas_int ldb, float* c, blas_int ldc, float beta = 0.0f) {
-  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, beta, c, ldc);
-}
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
-                 blas_int ldb, double* c, blas_int ldc, double beta = 0.0) {
-  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
-              ldb, beta, c, ldc);
-}
-#else
-// scipy-openblas32 prefixes every symbol with scipy_ so it can sit beside another OpenBLAS (numpy's).
-using blas_int = blasint;
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
-                 blas_int ldb, float* c, blas_int ldc, float beta = 0.0f) {
-  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
-  scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-                    lda, b, ldb, beta, c, ldc);
-}
-inline void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
-                 blas_int ldb, double* c, blas_int ldc, double beta = 0.0) {
-  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
-  scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a,
-                    lda, b, ldb, beta, c, ldc);
-}
-#endif
+// With OpenBLAS the product is split across bessemer's thread pool and each part runs on one
+// OpenBLAS thread (blas.cpp says why); Accelerate schedules its own threads.
+void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
+          blas_int ldb, float* c, blas_int ldc, float beta = 0.0f);
+void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const double* a, blas_int lda, const double* b,
+          blas_int ldb, double* c, blas_int ldc, double beta = 0.0);
 
-// y = op(a) x, a row-major (rows x cols) with leading dimension lda.
-#if defined(BESSEMER_BLAS_ACCELERATE)
-#define BM_CBLAS(name) cblas_##name
-#else
-#define BM_CBLAS(name) scipy_cblas_##name
-#endif
-inline void gemv(bool trans, blas_int rows, blas_int cols, const float* a, blas_int lda, const float* x, blas_int incx,
-                 float* y, blas_int incy) {
-  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
-  BM_CBLAS(sgemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, 1.0f, a, lda, x, incx, 0.0f, y, incy);
-}
-inline void gemv(bool trans, blas_int rows, blas_int cols, const double* a, blas_int lda, const double* x,
-                 blas_int incx, double* y, blas_int incy) {
-  std::shared_lock<std::shared_mutex> pool(blas_pool_mutex());
-  BM_CBLAS(dgemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, 1.0, a, lda, x, incx, 0.0, y, incy);
-}
-#undef BM_CBLAS
+// y = op(a) x, a row-major (rows x cols) with leading dimension lda; split as gemm is.
+void gemv(bool trans, blas_int rows, blas_int cols, const float* a, blas_int lda, const float* x, blas_int incx,
+          float* y, blas_int incy);
+void gemv(bool trans, blas_int rows, blas_int cols, const double* a, blas_int lda, const double* x, blas_int incx,
+          double* y, blas_int incy);
 
 // c (m x n, leading dimension ldc) = op(a) @ op(b). A product with one row or one column is a
 // matrix-vector product: gemv reads the matrix once, where gemm with n == 1 is several times

@@ -1,11 +1,12 @@
-// The BLAS library's own thread pool, kept apart from blas.h so callers need no BLAS headers.
+// How many threads the BLAS library itself runs, kept apart from blas.h so callers need no BLAS
+// headers.
 #pragma once
 
 namespace bm::cpu {
 
-// bm.set_num_threads(n) also sizes the BLAS pool, as torch.set_num_threads does. Accelerate
-// schedules its own threads (VECLIB_MAXIMUM_THREADS at start-up), so there it is a no-op.
-void set_blas_threads(int n);
-int blas_threads();  // 0 where the library does not say (Accelerate)
+// OpenBLAS: 1 (blas.cpp splits products across bessemer's pool instead, so bm.set_num_threads
+// sizes the one pool there is). 0 where the library does not say (Accelerate, which schedules
+// its own threads).
+int blas_threads();
 
 }  // namespace bm::cpu

@@ -11,7 +11,7 @@ namespace bm::cpu {
 namespace {
 // ResNet-18's filters at batch 1 fit (about 50 MiB with the copies); one 512 x 512 3x3 layer in
 // the Winograd domain is 47 MiB.
-constexpr size_t kCacheBytes = size_t(96) << 20;
+constexpr size_t kCacheBytes = size_t(1024) << 20;
 }  // namespace
 
 std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, int64_t rows, int64_t cols,

@@ -14,7 +14,6 @@
 #include "core/errors.h"
 #include "core/tensor.h"
 #include "cpu/blas.h"
-#include "cpu/blas_threads.h"
 #include "cpu/kernels.h"
 #include "cpu/matmul_fallback.h"
 
@@ -145,28 +144,6 @@ struct MatmulKernel {
 };
 
 }  // namespace
-
-std::shared_mutex& blas_pool_mutex() {
-  static auto* m = new std::shared_mutex();  // leaked: BLAS may be called during static destruction
-  return *m;
-}
-
-void set_blas_threads(int n) {
-#if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
-  std::unique_lock<std::shared_mutex> lk(blas_pool_mutex());  // no product in flight (blas.h)
-  scipy_openblas_set_num_threads(n);
-#else
-  (void)n;
-#endif
-}
-
-int blas_threads() {
-#if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
-  return scipy_openblas_get_num_threads();
-#else
-  return 0;
-#endif
-}
 
 void register_matmul_kernels(Backend& b) { register_for_row<MatmulKernel>(b, OpId::matmul); }
 
