@@ -36,7 +36,7 @@ def main() -> None:
         x = np.random.default_rng(batch).standard_normal((batch, 3, 224, 224), dtype=np.float32)
         bx, tx = bm.from_numpy(x), torch.from_numpy(x)
         total = {"bessemer": 0.0, "torch": 0.0}
-        with torch.no_grad():
+        with torch.no_grad(), bm.no_grad():  # inference on both sides
             for (name, bf), (_, tf) in zip(stages(model, lambda t: t.flatten(1)),
                                            stages(tmodel, lambda t: torch.flatten(t, 1))):
                 times = compare(f"b{batch} {name}", {"bessemer": lambda bf=bf, bx=bx: bf(bx).numpy(),
