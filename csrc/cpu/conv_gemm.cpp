@@ -85,21 +85,25 @@ void conv2d_panel_gemm(const float* x, const Geom& g, const float* wm, const flo
       }
       parallel_for(0, K, std::max<int64_t>(1, 8192 / cols),
                    [&](int64_t r0, int64_t r1) { unfold_to_panels(x, g, blk, r0, r1, b.p); });
-      // One (column panel, row panel) pair per task, column panel outermost: a thread keeps its
-      // column panel in cache while the filter panels stream past.
-      parallel_for(0, JP * OP, 1, [&](int64_t q0, int64_t q1) {
-        float acc[kPanelRows * kPanelCols];
+      // One (two adjacent column panels, row panel) pair per task, column panels outermost: a
+      // thread keeps its column panels in cache while the filter panels stream past, each read
+      // once for both.
+      const int64_t JP2 = (JP + 1) / 2;
+      parallel_for(0, JP2 * OP, 1, [&](int64_t q0, int64_t q1) {
+        constexpr int64_t ld = 2 * kPanelCols;
+        float acc[kPanelRows * ld];
         for (int64_t q = q0; q < q1; ++q) {
-          const int64_t jp = q / OP, op = q % OP;
-          k.panel_product(a + op * K * kPanelRows, b.p + jp * K * kPanelCols, K, acc, kPanelCols);
+          const int64_t jp = 2 * (q / OP), op = q % OP;
+          const bool pair = jp + 1 < JP;
+          (pair ? k.panel_product2 : k.panel_product)(a + op * K * kPanelRows, b.p + jp * K * kPanelCols, K, acc, ld);
           const int64_t rows = std::min<int64_t>(kPanelRows, O - op * kPanelRows);
-          const int64_t ncol = std::min<int64_t>(kPanelCols, cols - jp * kPanelCols);
+          const int64_t ncol = std::min<int64_t>(pair ? ld : kPanelCols, cols - jp * kPanelCols);
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t o = op * kPanelRows + r;
             const float bv = bias ? bias[o] : 0.0f;
             float* dst = out + o * os[1];
             const int64_t* bj = base.data() + jp * kPanelCols;
-            for (int64_t j = 0; j < ncol; ++j) dst[bj[j]] = acc[r * kPanelCols + j] + bv;
+            for (int64_t j = 0; j < ncol; ++j) dst[bj[j]] = acc[r * ld + j] + bv;
           }
         }
       });

@@ -17,6 +17,7 @@
 #include "core/parallel.h"
 #include "cpu/conv_common.h"
 #include "cpu/conv_pack_cache.h"
+#include "cpu/isa.h"
 
 #define BM_WINO_NS wino_base
 #include "cpu/conv_winograd_kernels.h"
@@ -34,8 +35,14 @@ constexpr int64_t kBlockFloats = int64_t(1) << 20;  // transformed inputs + prod
 
 const WinogradKernels& winograd_kernels() {
 #if defined(BESSEMER_WINOGRAD_AVX2)
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) return winograd_kernels_avx2();
+  switch (cpu_isa()) {  // what the CPU has, or less where BESSEMER_CPU_ISA says so
+    case Isa::avx512:
+      return winograd_kernels_avx512();
+    case Isa::avx2:
+      return winograd_kernels_avx2();
+    default:
+      break;
+  }
 #endif
   return wino_base::kernels();
 }
@@ -118,15 +125,17 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
                     v.p + c * kPanelCols, JPmax * C * kPanelCols, C * kPanelCols, r.col);
       }
     });
-    // M[xi] = U[xi] @ V[xi], one (xi, 16-column panel) pair per task, all row panels of U[xi]
-    // against the one column panel (which stays in cache).
-    parallel_for(0, kXi * JP, 1, [&](int64_t q0, int64_t q1) {
+    // M[xi] = U[xi] @ V[xi], one (xi, two 16-column panels) pair per task, all row panels of
+    // U[xi] against the two column panels (which stay in cache; they are adjacent in V).
+    const int64_t JP2 = (JP + 1) / 2;
+    parallel_for(0, kXi * JP2, 1, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
-        const int64_t xi = q / JP, jp = q % JP;
+        const int64_t xi = q / JP2, jp = 2 * (q % JP2);
         const float* b = v.p + (xi * JPmax + jp) * C * kPanelCols;
         float* c = m.p + xi * Opad * ldm + jp * kPanelCols;
+        const auto product = jp + 1 < JP ? k.panel_product2 : k.panel_product;
         for (int64_t op = 0; op < OP; ++op)
-          k.panel_product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+          product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
       }
     });
     parallel_for(0, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {

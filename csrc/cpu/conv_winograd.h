@@ -2,7 +2,7 @@
 // (conv_winograd.cpp): a 2x2 block of outputs costs 16 multiplications per (input, output) channel
 // pair instead of 36, done as 16 matrix products. The transforms and the product kernel live in
 // conv_winograd_kernels.h, compiled for the baseline target and, on x86-64, again with AVX2 + FMA
-// (chosen at run time by what the CPU supports).
+// and with AVX-512 (chosen at run time by what the CPU supports).
 #pragma once
 #include <cstdint>
 
@@ -24,12 +24,18 @@ struct WinogradKernels {
   void (*output_run)(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
                      int64_t os3, int64_t ty, int64_t txa, int64_t txb);
   void (*panel_product)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
+  // Two column panels at once (the second kPanelCols columns of b start K * kPanelCols floats
+  // later, and go to c + kPanelCols): one pass over a's panel; AVX-512 holds the 6 x 32 block in
+  // 12 registers. Each element's sum is the same as panel_product's, bit for bit.
+  void (*panel_product2)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
 };
 
-// The widest set the CPU runs (AVX2 + FMA where built and supported, else the baseline).
+// The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the
+// baseline), or the one BESSEMER_CPU_ISA asks for (cpu/isa.h).
 const WinogradKernels& winograd_kernels();
 #if defined(BESSEMER_WINOGRAD_AVX2)
-const WinogradKernels& winograd_kernels_avx2();  // isa/conv_winograd_avx2.cpp
+const WinogradKernels& winograd_kernels_avx2();    // isa/conv_winograd_avx2.cpp
+const WinogradKernels& winograd_kernels_avx512();  // isa/conv_winograd_avx512.cpp
 #endif
 
 // Whether conv2d_winograd handles this convolution, and is expected to be faster than unfolding.

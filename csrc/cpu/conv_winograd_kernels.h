@@ -1,6 +1,9 @@
-// The transforms of Winograd's F(2x2, 3x3) convolution, written once and compiled twice: for the
-// baseline target (conv_winograd.cpp) and with AVX2 + FMA (isa/conv_winograd_avx2.cpp); the
-// including file names the namespace (BM_WINO_NS) so the two copies never meet at link time.
+// The transforms of Winograd's F(2x2, 3x3) convolution and the panel product kernel, written once
+// and compiled three times: for the baseline target (conv_winograd.cpp), with AVX2 + FMA
+// (isa/conv_winograd_avx2.cpp) and with AVX-512 (isa/conv_winograd_avx512.cpp); the including
+// file names the namespace (BM_WINO_NS) so the copies never meet at link time. The AVX2 and
+// AVX-512 product kernels add each element's products in the same order with one FMA each, so
+// they give the same bits.
 //
 // With d a 4x4 input tile and g a 3x3 filter, the 2x2 output tile is
 //   Y = A^T [(G g G^T) . (B^T d B)] A
@@ -17,7 +20,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#if defined(__AVX2__) && defined(__FMA__)
+#if (defined(__AVX2__) && defined(__FMA__)) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -160,6 +163,53 @@ inline void weight_run(const float* w, int64_t c0, int64_t c1, float* dst, int64
 // c (kPanelRows x kPanelCols, rows ldc apart) = a @ b: a is a panel of kPanelRows rows stored
 // column by column (a[k * kPanelRows + r]), b a panel of kPanelCols columns stored row by row
 // (b[k * kPanelCols + j]), k in [0, K).
+#if defined(__AVX512F__)
+// One 16-float register per row: 6 accumulators (panel_product2, with 12, is the fast one).
+inline void panel_product(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
+  static_assert(kPanelRows == 6 && kPanelCols == 16, "the AVX-512 kernel holds a row in one register");
+  __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  for (int64_t k = 0; k < K; ++k, a += 6, b += 16) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
+    c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
+    c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
+    c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
+    c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
+    c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
+  }
+  _mm512_storeu_ps(c, c0), _mm512_storeu_ps(c + ldc, c1), _mm512_storeu_ps(c + 2 * ldc, c2);
+  _mm512_storeu_ps(c + 3 * ldc, c3), _mm512_storeu_ps(c + 4 * ldc, c4), _mm512_storeu_ps(c + 5 * ldc, c5);
+}
+
+// 6 x 32: two b registers and 12 accumulators per step, enough independent FMAs to keep both FMA
+// units busy (6 would wait on the FMA latency), 8 loads per 12 FMAs.
+inline void panel_product2(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
+  const float* b2 = b + K * kPanelCols;
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t k = 0; k < K; ++k, a += 6, b += 16, b2 += 16) {
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b2);
+    __m512 ar = _mm512_set1_ps(a[0]);
+    c00 = _mm512_fmadd_ps(ar, b0, c00), c01 = _mm512_fmadd_ps(ar, b1, c01);
+    ar = _mm512_set1_ps(a[1]);
+    c10 = _mm512_fmadd_ps(ar, b0, c10), c11 = _mm512_fmadd_ps(ar, b1, c11);
+    ar = _mm512_set1_ps(a[2]);
+    c20 = _mm512_fmadd_ps(ar, b0, c20), c21 = _mm512_fmadd_ps(ar, b1, c21);
+    ar = _mm512_set1_ps(a[3]);
+    c30 = _mm512_fmadd_ps(ar, b0, c30), c31 = _mm512_fmadd_ps(ar, b1, c31);
+    ar = _mm512_set1_ps(a[4]);
+    c40 = _mm512_fmadd_ps(ar, b0, c40), c41 = _mm512_fmadd_ps(ar, b1, c41);
+    ar = _mm512_set1_ps(a[5]);
+    c50 = _mm512_fmadd_ps(ar, b0, c50), c51 = _mm512_fmadd_ps(ar, b1, c51);
+  }
+  _mm512_storeu_ps(c, c00), _mm512_storeu_ps(c + 16, c01);
+  _mm512_storeu_ps(c + ldc, c10), _mm512_storeu_ps(c + ldc + 16, c11);
+  _mm512_storeu_ps(c + 2 * ldc, c20), _mm512_storeu_ps(c + 2 * ldc + 16, c21);
+  _mm512_storeu_ps(c + 3 * ldc, c30), _mm512_storeu_ps(c + 3 * ldc + 16, c31);
+  _mm512_storeu_ps(c + 4 * ldc, c40), _mm512_storeu_ps(c + 4 * ldc + 16, c41);
+  _mm512_storeu_ps(c + 5 * ldc, c50), _mm512_storeu_ps(c + 5 * ldc + 16, c51);
+}
+#else
 inline void panel_product(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
 #if defined(__AVX2__) && defined(__FMA__)
   static_assert(kPanelRows == 6 && kPanelCols == 16, "the AVX2 kernel holds a 6 x 16 block in 12 registers");
@@ -196,8 +246,15 @@ inline void panel_product(const float* a, const float* b, int64_t K, float* c, i
 #endif
 }
 
+// Two panels one after the other: a's panel is read twice, the second time from L1.
+inline void panel_product2(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
+  panel_product(a, b, K, c, ldc);
+  panel_product(a, b + K * kPanelCols, K, c + kPanelCols, ldc);
+}
+#endif
+
 inline const WinogradKernels& kernels() {
-  static const WinogradKernels k{weight_run, input_run, output_run, panel_product};
+  static const WinogradKernels k{weight_run, input_run, output_run, panel_product, panel_product2};
   return k;
 }
 

@@ -1,0 +1,75 @@
+"""The CPU convolution kernels' instruction-set copies (csrc/cpu/conv_winograd_kernels.h): every
+copy this CPU runs (BESSEMER_CPU_ISA=base, avx2, avx512) matches torch in float64 on the shapes that
+take each path (Winograd, the panel kernel with an odd and an even number of column panels, row
+padding, bias, a 7x7 stem, 1x1), and the AVX2 and AVX-512 copies, which add each element's
+products in the same order with one FMA each, give the same bits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+import bessemer as bm
+
+# (input shape, weight shape, stride, padding): Winograd (3x3, stride 1, >= 16 channels) with 6,
+# 2 and 11 column panels; the panel kernel (stride 2, a 7x7 stem, 1x1) with few output channels.
+SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3), 1, 1),
+          ((3, 17, 10, 21), (19, 17, 3, 3), 1, 1), ((2, 8, 15, 15), (7, 8, 3, 3), 2, 1),
+          ((1, 3, 40, 40), (10, 3, 7, 7), 2, 3), ((2, 24, 9, 9), (30, 24, 1, 1), 1, 0)]
+
+_CHILD = r"""
+import json, sys
+import numpy as np
+import bessemer as bm
+shapes = json.loads(sys.argv[1])
+rng = np.random.default_rng(5)
+out = {"isa": bm._core.build_info()["cpu_isa"], "y": []}
+for xs, ws, s, p in shapes:
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.1).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    y = bm.nn.functional.conv2d(bm.tensor(x), bm.tensor(w), bm.tensor(b), stride=s, padding=p)
+    out["y"].append(y.numpy().view(np.int32).ravel().tolist())
+json.dump(out, sys.stdout)
+"""
+
+
+def _run(isa: str) -> dict:
+    env = dict(os.environ, BESSEMER_CPU_ISA=isa, BESSEMER_NUM_THREADS="2")
+    r = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(SHAPES)], env=env, capture_output=True, text=True,
+                       check=True)
+    return json.loads(r.stdout)
+
+
+def _reference() -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    refs = []
+    for xs, ws, s, p in SHAPES:
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = (rng.standard_normal(ws) * 0.1).astype(np.float32)
+        b = rng.standard_normal(ws[0]).astype(np.float32)
+        t = torch.nn.functional.conv2d(*(torch.from_numpy(a).double() for a in (x, w, b)), stride=s, padding=p)
+        refs.append(t.numpy())
+    return refs
+
+
+def test_every_conv_kernel_copy_matches_torch_and_the_fma_copies_agree_bit_for_bit():
+    best = bm._core.build_info()["cpu_isa"]
+    isas = ["base", "avx2", "avx512"][: ["base", "avx2", "avx512"].index(best) + 1]
+    refs = _reference()
+    got = {}
+    for isa in isas:
+        r = _run(isa)
+        assert r["isa"] == isa
+        got[isa] = r["y"]
+        for (xs, ws, s, p), ref, y in zip(SHAPES, refs, r["y"]):
+            y = np.array(y, dtype=np.int32).view(np.float32).reshape(ref.shape)
+            np.testing.assert_allclose(y, ref, rtol=2e-5, atol=5e-5, err_msg=f"{isa} copy, x {xs} w {ws} stride {s}")
+    if "avx512" in got:
+        for shape, a, b in zip(SHAPES, got["avx2"], got["avx512"]):
+            assert a == b, f"x {shape[0]} w {shape[1]}: the AVX-512 kernel's bits differ from the AVX2 kernel's"
