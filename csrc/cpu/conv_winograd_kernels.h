@@ -20,6 +20,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #if (defined(__AVX2__) && defined(__FMA__)) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -32,65 +33,120 @@ constexpr int kLanes = 8;
 
 inline int64_t panel_at(int64_t col, int64_t ps) { return (col / kPanelCols) * ps + col % kPanelCols; }
 
+// d[j][l] = r[2 l + j] for j < 4, l < kLanes: one input row of kLanes tiles side by side (tile l
+// starts at column 2 l). (transform_tiles' AVX2 path does this with a deinterleave.)
+inline void tile_columns(const float* r, float (*d)[kLanes]) {
+  for (int j = 0; j < 4; ++j)
+    for (int l = 0; l < kLanes; ++l) d[j][l] = r[2 * l + j];
+}
+
+// r[2 l] = a[l], r[2 l + 1] = b[l] for l < kLanes: one output row of kLanes 2-wide tiles.
+inline void interleave_tiles(const float* a, const float* b, float* r) {
+#if defined(__AVX2__)
+  const __m256 va = _mm256_loadu_ps(a), vb = _mm256_loadu_ps(b);
+  const __m256 lo = _mm256_unpacklo_ps(va, vb), hi = _mm256_unpackhi_ps(va, vb);  // per 128-bit half
+  _mm256_storeu_ps(r, _mm256_permute2f128_ps(lo, hi, 0x20));
+  _mm256_storeu_ps(r + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+#else
+  for (int l = 0; l < kLanes; ++l) r[2 * l] = a[l], r[2 * l + 1] = b[l];
+#endif
+}
+
+// v = B^T d B for kLanes tiles side by side (rows[i] + 2 l: row i of tile l's 4 x 4 input d);
+// element xi of tile l goes to base[xi * ldxi + l], l < lanes.
+inline void transform_tiles(const float* const rows[4], float* base, int64_t ldxi, int lanes) {
+#if defined(__AVX2__)
+  // The same sums in registers: through arrays on the stack, each vector was stored in pieces and
+  // read back whole, which stalls store forwarding on every tile.
+  __m256 d[4][4];
+  for (int i = 0; i < 4; ++i) {
+    for (int h = 0; h < 2; ++h) {  // columns 2l + 2h and 2l + 2h + 1 (tile_columns' deinterleave)
+      const __m256 lo = _mm256_loadu_ps(rows[i] + 2 * h), hi = _mm256_loadu_ps(rows[i] + 2 * h + 8);
+      d[i][2 * h] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+      d[i][2 * h + 1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+    }
+  }
+  __m256 t[4][4];  // t = B^T d along the rows
+  for (int j = 0; j < 4; ++j) {
+    t[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
+    t[1][j] = _mm256_add_ps(d[1][j], d[2][j]);
+    t[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
+    t[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    const __m256 v[4] = {_mm256_sub_ps(t[i][0], t[i][2]), _mm256_add_ps(t[i][1], t[i][2]),
+                         _mm256_sub_ps(t[i][2], t[i][1]), _mm256_sub_ps(t[i][1], t[i][3])};
+    for (int j = 0; j < 4; ++j) {
+      float* o = base + (4 * i + j) * ldxi;
+      if (lanes == kLanes) {
+        _mm256_storeu_ps(o, v[j]);
+      } else {
+        alignas(32) float tmp[kLanes];
+        _mm256_store_ps(tmp, v[j]);
+        for (int l = 0; l < lanes; ++l) o[l] = tmp[l];
+      }
+    }
+  }
+#else
+  float d[4][4][kLanes];
+  for (int i = 0; i < 4; ++i) tile_columns(rows[i], d[i]);
+  float t[4][4][kLanes];  // t = B^T d along the rows
+  for (int j = 0; j < 4; ++j) {
+    for (int l = 0; l < kLanes; ++l) {
+      t[0][j][l] = d[0][j][l] - d[2][j][l];
+      t[1][j][l] = d[1][j][l] + d[2][j][l];
+      t[2][j][l] = d[2][j][l] - d[1][j][l];
+      t[3][j][l] = d[1][j][l] - d[3][j][l];
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    float v[4][kLanes];  // v = t B along the columns
+    for (int l = 0; l < kLanes; ++l) {
+      v[0][l] = t[i][0][l] - t[i][2][l];
+      v[1][l] = t[i][1][l] + t[i][2][l];
+      v[2][l] = t[i][2][l] - t[i][1][l];
+      v[3][l] = t[i][1][l] - t[i][3][l];
+    }
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < lanes; ++l) base[(4 * i + j) * ldxi + l] = v[j][l];
+  }
+#endif
+}
+
 // Input tiles (ty, tx) for tx in [txa, txb) of one plane (H x W, rows rs apart, unit stride along
 // a row), the plane padded by (ph, pw) zeros: tile (ty, tx) reads rows 2 ty - ph + [0, 4) and
 // columns 2 tx - pw + [0, 4). Tile txa is column col of the transform domain; v = B^T d B, element
 // xi of tile column c, goes to dst + xi * ldxi + panel_at(c, ps) (16-column panels, ps floats apart).
 inline void input_run(const float* plane, int64_t H, int64_t W, int64_t rs, int64_t ph, int64_t pw, int64_t ty,
                       int64_t txa, int64_t txb, float* dst, int64_t ldxi, int64_t ps, int64_t col) {
+  constexpr int kSpan = 2 * kLanes + 2;  // input columns kLanes tiles read
   const int64_t y0 = 2 * ty - ph;
   const bool rows_inside = y0 >= 0 && y0 + 4 <= H;
-  for (int64_t t0 = txa; t0 < txb; t0 += kLanes) {
-    const int lanes = int(std::min<int64_t>(kLanes, txb - t0));
-    const int64_t x0 = 2 * t0 - pw, x_end = 2 * (t0 + kLanes - 1) - pw + 4;
-    float d[4][4][kLanes];
-    if (rows_inside && x0 >= 0 && x_end <= W) {
-      for (int i = 0; i < 4; ++i) {
-        const float* r = plane + (y0 + i) * rs + x0;
-        for (int j = 0; j < 4; ++j)
-          for (int l = 0; l < kLanes; ++l) d[i][j][l] = r[2 * l + j];
-      }
-    } else {  // a border: zeros outside the plane
+  for (int64_t t0 = txa, lanes = 0; t0 < txb; t0 += lanes) {
+    // Groups of tiles end at multiples of kLanes columns of the transform domain, so a group never
+    // crosses a panel's edge and all but a run's first and last store whole vectors.
+    const int64_t c = col + (t0 - txa);
+    lanes = std::min<int64_t>(kLanes - c % kLanes, txb - t0);
+    const int64_t x0 = 2 * t0 - pw;
+    // The 4 x kSpan input window, read in place when it lies inside the plane, else copied into
+    // a zero-padded buffer (a border, or a run shorter than kLanes tiles): either way the
+    // arithmetic below reads one row pointer per row, with no test per element.
+    const float* rows[4];
+    float pad[4][kSpan];
+    if (rows_inside && x0 >= 0 && x0 + kSpan <= W && lanes == kLanes) {
+      for (int i = 0; i < 4; ++i) rows[i] = plane + (y0 + i) * rs + x0;
+    } else {
+      const int64_t xa = std::max<int64_t>(x0, 0) - x0, xb = std::min<int64_t>(x0 + 2 * lanes + 2, W) - x0;
       for (int i = 0; i < 4; ++i) {
         const int64_t y = y0 + i;
-        const float* r = plane + y * rs;
-        for (int j = 0; j < 4; ++j) {
-          for (int l = 0; l < kLanes; ++l) {
-            const int64_t x = x0 + 2 * l + j;
-            d[i][j][l] = (y >= 0 && y < H && x >= 0 && x < W && l < lanes) ? r[x] : 0.0f;
-          }
-        }
+        const float* r = plane + y * rs + x0;
+        const bool row = y >= 0 && y < H;
+        for (int64_t x = 0; x < kSpan; ++x) pad[i][x] = row && x >= xa && x < xb ? r[x] : 0.0f;  // (no memcpy call)
+        rows[i] = pad[i];
       }
     }
-    float t[4][4][kLanes];  // t = B^T d along the rows
-    for (int j = 0; j < 4; ++j) {
-      for (int l = 0; l < kLanes; ++l) {
-        t[0][j][l] = d[0][j][l] - d[2][j][l];
-        t[1][j][l] = d[1][j][l] + d[2][j][l];
-        t[2][j][l] = d[2][j][l] - d[1][j][l];
-        t[3][j][l] = d[1][j][l] - d[3][j][l];
-      }
-    }
-    const int64_t c = col + (t0 - txa);
-    const bool one_panel = lanes == kLanes && c % kPanelCols + kLanes <= kPanelCols;
-    float* base = dst + panel_at(c, ps);
-    for (int i = 0; i < 4; ++i) {
-      float v[4][kLanes];  // v = t B along the columns
-      for (int l = 0; l < kLanes; ++l) {
-        v[0][l] = t[i][0][l] - t[i][2][l];
-        v[1][l] = t[i][1][l] + t[i][2][l];
-        v[2][l] = t[i][2][l] - t[i][1][l];
-        v[3][l] = t[i][1][l] - t[i][3][l];
-      }
-      for (int j = 0; j < 4; ++j) {
-        float* o = base + (4 * i + j) * ldxi;
-        if (one_panel) {
-          for (int l = 0; l < kLanes; ++l) o[l] = v[j][l];
-        } else {  // the lanes cross into the next panel, or fewer lanes
-          for (int l = 0; l < lanes; ++l) o[panel_at(c + l, ps) - panel_at(c, ps)] = v[j][l];
-        }
-      }
-    }
+    float* base = dst + panel_at(c, ps);  // tiles c .. c + lanes - 1: columns of one panel
+    transform_tiles(rows, base, ldxi, int(lanes));
   }
 }
 
@@ -100,12 +156,33 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
                        int64_t os3, int64_t ty, int64_t txa, int64_t txb) {
   for (int64_t t0 = txa; t0 < txb; t0 += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, txb - t0));
+    alignas(32) float y[2][2][kLanes];
+#if defined(__AVX2__)
+    {  // the sums below, in registers (see transform_tiles), in the same order: the same bits
+      // lanes past the run: masked off (read as zeros, never touched)
+      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      __m256 c[4][4];
+      for (int xi = 0; xi < 16; ++xi) {
+        const float* src = m + xi * ldxi + (t0 - txa);
+        c[xi / 4][xi % 4] = lanes == kLanes ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mask);
+      }
+      const __m256 vb = _mm256_set1_ps(bias);
+      __m256 sv[2][4];  // s = A^T c along the rows
+      for (int j = 0; j < 4; ++j) {
+        sv[0][j] = _mm256_add_ps(_mm256_add_ps(c[0][j], c[1][j]), c[2][j]);
+        sv[1][j] = _mm256_sub_ps(_mm256_sub_ps(c[1][j], c[2][j]), c[3][j]);
+      }
+      for (int i = 0; i < 2; ++i) {  // y = s A along the columns
+        _mm256_store_ps(y[i][0], _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(sv[i][0], sv[i][1]), sv[i][2]), vb));
+        _mm256_store_ps(y[i][1], _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(sv[i][1], sv[i][2]), sv[i][3]), vb));
+      }
+    }
+#else
     float c[4][4][kLanes];
     for (int xi = 0; xi < 16; ++xi) {
       const float* src = m + xi * ldxi + (t0 - txa);
       for (int l = 0; l < kLanes; ++l) c[xi / 4][xi % 4][l] = l < lanes ? src[l] : 0.0f;
     }
-    float y[2][2][kLanes];
     for (int l = 0; l < kLanes; ++l) {
       float s[2][4];  // s = A^T c along the rows
       for (int j = 0; j < 4; ++j) {
@@ -117,7 +194,12 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
         y[i][1][l] = s[i][1] - s[i][2] - s[i][3] + bias;
       }
     }
+#endif
     const int rows = int(std::min<int64_t>(2, OH - 2 * ty));
+    if (lanes == kLanes && os3 == 1 && 2 * (t0 + kLanes) <= OW) {  // whole tiles, contiguous rows
+      for (int i = 0; i < rows; ++i) interleave_tiles(y[i][0], y[i][1], plane + (2 * ty + i) * os2 + 2 * t0);
+      continue;
+    }
     for (int l = 0; l < lanes; ++l) {
       const int64_t x = 2 * (t0 + l);
       const int cols = int(std::min<int64_t>(2, OW - x));
