@@ -38,6 +38,8 @@ void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r
         float* d = row + (col / kPanelCols) * ps + col % kPanelCols;
         if (!src) std::fill(d, d + seg, 0.0f);
         else if (step == 1) std::copy(src, src + seg, d);
+        else if (step == 2)  // stride-2 convolutions: a constant stride the compiler vectorizes
+          for (int64_t i = 0; i < seg; ++i) d[i] = src[2 * i];
         else
           for (int64_t i = 0; i < seg; ++i) d[i] = src[i * step];
         if (src) src += seg * step;
