@@ -1,6 +1,7 @@
 """Every convolution shape of ResNet-18 (224x224), batch 1 and 8, float32: forward, input gradient
 and weight gradient, bessemer CPU vs torch CPU. Each row prints GFLOP/s and the fraction of the
-machine's float32 FMA peak (2 FMA units x 8 lanes x 2 flops x clock, per core, times the threads).
+machine's float32 FMA peak (2 FMA units x 8 or 16 lanes x 2 flops x clock, per core, times the
+threads).
 
 python benchmarks/bench_conv.py [fwd|bwd] [batch ...]
 """
@@ -28,7 +29,10 @@ SHAPES = [
 
 
 def peak_gflops() -> float:
-    """float32 FMA peak of THREADS cores: 2 FMA units x 8 floats x 2 flops x GHz per core."""
+    """float32 FMA peak of THREADS cores: 2 FMA units x lanes x 2 flops x GHz per core, with 16
+    lanes where bessemer runs its AVX-512 copy (the CPU has it), else 8 (AVX2). The clock is the one
+    /proc/cpuinfo reports, which may be below the turbo clock the cores reach: above 100% is
+    possible, and Winograd's rows count the multiplications it saves."""
     ghz = 2.0
     try:
         with open("/proc/cpuinfo") as f:
@@ -38,7 +42,8 @@ def peak_gflops() -> float:
                     break
     except OSError:
         pass
-    return 2 * 8 * 2 * ghz * THREADS
+    lanes = 16 if bm._core.build_info().get("cpu_isa") == "avx512" else 8
+    return 2 * lanes * 2 * ghz * THREADS
 
 
 def bench_shape(name, c, o, k, s, p, size, batch, passes, peak):
