@@ -161,6 +161,17 @@ def test_conv2d_fast_paths_filters_rewritten(device):
         assert_close(F.conv2d(bx, w, **kw), torch_conv(x, w_np, None, **kw), 2e-5, 5e-5)
         w.mul_(3.0)
         assert_close(F.conv2d(bx, w, **kw), torch_conv(x, w.numpy(), None, **kw), 2e-5, 5e-5)
+    # Large filters are compared with the kept copy in slices on the thread pool: one value changed
+    # far past the first slice (65536 floats) must still be seen.
+    x = rng.standard_normal((1, 128, 8, 8)).astype(np.float32)
+    w_np = rng.standard_normal((128, 128, 3, 3)).astype(np.float32)
+    w = bm.from_numpy(w_np) if device == "cpu" else bm.tensor(w_np, device=device)
+    bx = bm.tensor(x, device=device)
+    assert_close(F.conv2d(bx, w, padding=1), torch_conv(x, w_np, None, padding=1), 2e-5, 5e-5)
+    w_np[120, 100, 2, 1] += 50.0
+    if device != "cpu":
+        w.copy_(bm.tensor(w_np, device=device))
+    assert_close(F.conv2d(bx, w, padding=1), torch_conv(x, w_np, None, padding=1), 2e-5, 5e-5)
 
 
 @pytest.mark.parametrize("device", DEVICES)
