@@ -17,9 +17,11 @@ import torch
 import bessemer as bm
 
 # (input shape, weight shape, stride, padding): Winograd (3x3, stride 1, >= 16 channels) with 6,
-# 2 and 11 column panels; the panel kernel (stride 2, a 7x7 stem, 1x1) with few output channels.
+# 2, 11 and 1 column panels (a lone panel runs two row panels at a time, 5 row panels leave one);
+# the panel kernel (stride 2, a 7x7 stem, 1x1) with few output channels.
 SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3), 1, 1),
-          ((3, 17, 10, 21), (19, 17, 3, 3), 1, 1), ((2, 8, 15, 15), (7, 8, 3, 3), 2, 1),
+          ((3, 17, 10, 21), (19, 17, 3, 3), 1, 1), ((1, 16, 7, 7), (26, 16, 3, 3), 1, 1),
+          ((2, 8, 15, 15), (7, 8, 3, 3), 2, 1),
           ((1, 3, 40, 40), (10, 3, 7, 7), 2, 3), ((2, 24, 9, 9), (30, 24, 1, 1), 1, 0)]
 
 _CHILD = r"""
@@ -67,9 +69,10 @@ def test_every_conv_kernel_copy_matches_torch_and_the_fma_copies_agree_bit_for_b
         r = _run(isa)
         assert r["isa"] == isa
         got[isa] = r["y"]
-        for (xs, ws, s, p), ref, y in zip(SHAPES, refs, r["y"]):
+        for (xs, ws, s, p), ref, y in zip(SHAPES, refs, r["y"], strict=True):
             y = np.array(y, dtype=np.int32).view(np.float32).reshape(ref.shape)
-            np.testing.assert_allclose(y, ref, rtol=2e-5, atol=5e-5, err_msg=f"{isa} copy, x {xs} w {ws} stride {s}")
+            np.testing.assert_allclose(y, ref, rtol=2e-5, atol=5e-5,
+                                       err_msg=f"{isa} copy, x {xs} w {ws} stride {s} padding {p}")
     if "avx512" in got:
-        for shape, a, b in zip(SHAPES, got["avx2"], got["avx512"]):
+        for shape, a, b in zip(SHAPES, got["avx2"], got["avx512"], strict=True):
             assert a == b, f"x {shape[0]} w {shape[1]}: the AVX-512 kernel's bits differ from the AVX2 kernel's"

@@ -133,9 +133,15 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
         const int64_t xi = q / JP2, jp = 2 * (q % JP2);
         const float* b = v.p + (xi * JPmax + jp) * C * kPanelCols;
         float* c = m.p + xi * Opad * ldm + jp * kPanelCols;
-        const auto product = jp + 1 < JP ? k.panel_product2 : k.panel_product;
-        for (int64_t op = 0; op < OP; ++op)
-          product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+        if (jp + 1 < JP) {
+          for (int64_t op = 0; op < OP; ++op)
+            k.panel_product2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+        } else {  // a lone column panel: two row panels at a time (adjacent in U)
+          int64_t op = 0;
+          for (; op + 1 < OP; op += 2)
+            k.panel_product_rows2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+          if (op < OP) k.panel_product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+        }
       }
     });
     parallel_for(0, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {

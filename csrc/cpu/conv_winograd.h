@@ -28,6 +28,10 @@ struct WinogradKernels {
   // later, and go to c + kPanelCols): one pass over a's panel; AVX-512 holds the 6 x 32 block in
   // 12 registers. Each element's sum is the same as panel_product's, bit for bit.
   void (*panel_product2)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
+  // Two row panels at once (the second kPanelRows rows of a start K * kPanelRows floats later,
+  // and go to c + kPanelRows * ldc) against one column panel: for a lone column panel, 12
+  // AVX-512 accumulators instead of 6. The same bits as panel_product.
+  void (*panel_product_rows2)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
 };
 
 // The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the

@@ -291,6 +291,29 @@ inline void panel_product2(const float* a, const float* b, int64_t K, float* c, 
   _mm512_storeu_ps(c + 4 * ldc, c40), _mm512_storeu_ps(c + 4 * ldc + 16, c41);
   _mm512_storeu_ps(c + 5 * ldc, c50), _mm512_storeu_ps(c + 5 * ldc + 16, c51);
 }
+// 12 x 16: one b register and 12 accumulators per step, rows 0-5 from a's panel, 6-11 from the next.
+inline void panel_product_rows2(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
+  const float* a2 = a + K * kPanelRows;
+  __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0,
+         d4 = c0, d5 = c0;
+  for (int64_t k = 0; k < K; ++k, a += 6, a2 += 6, b += 16) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
+    c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
+    c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
+    c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
+    c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
+    c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
+    d0 = _mm512_fmadd_ps(_mm512_set1_ps(a2[0]), b0, d0);
+    d1 = _mm512_fmadd_ps(_mm512_set1_ps(a2[1]), b0, d1);
+    d2 = _mm512_fmadd_ps(_mm512_set1_ps(a2[2]), b0, d2);
+    d3 = _mm512_fmadd_ps(_mm512_set1_ps(a2[3]), b0, d3);
+    d4 = _mm512_fmadd_ps(_mm512_set1_ps(a2[4]), b0, d4);
+    d5 = _mm512_fmadd_ps(_mm512_set1_ps(a2[5]), b0, d5);
+  }
+  const __m512 rows[12] = {c0, c1, c2, c3, c4, c5, d0, d1, d2, d3, d4, d5};
+  for (int r = 0; r < 12; ++r) _mm512_storeu_ps(c + r * ldc, rows[r]);
+}
 #else
 inline void panel_product(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
 #if defined(__AVX2__) && defined(__FMA__)
@@ -333,10 +356,15 @@ inline void panel_product2(const float* a, const float* b, int64_t K, float* c, 
   panel_product(a, b, K, c, ldc);
   panel_product(a, b + K * kPanelCols, K, c + kPanelCols, ldc);
 }
+
+inline void panel_product_rows2(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
+  panel_product(a, b, K, c, ldc);
+  panel_product(a + K * kPanelRows, b, K, c + kPanelRows * ldc, ldc);
+}
 #endif
 
 inline const WinogradKernels& kernels() {
-  static const WinogradKernels k{weight_run, input_run, output_run, panel_product, panel_product2};
+  static const WinogradKernels k{weight_run, input_run, output_run, panel_product, panel_product2, panel_product_rows2};
   return k;
 }
 
