@@ -242,105 +242,99 @@ inline void weight_run(const float* w, int64_t c0, int64_t c1, float* dst, int64
   }
 }
 
-// c (kPanelRows x kPanelCols, rows ldc apart) = a @ b: a is a panel of kPanelRows rows stored
-// column by column (a[k * kPanelRows + r]), b a panel of kPanelCols columns stored row by row
-// (b[k * kPanelCols + j]), k in [0, K).
+// The product kernels: c (rows ldc apart) = a @ b, a a panel of kPanelRows rows stored column by
+// column (a[k * kPanelRows + r]), b a panel of kPanelCols columns stored row by row
+// (b[k * kPanelCols + j]), k in [0, K). Each element of c is its products added in k order, one
+// FMA each (the AVX2 and AVX-512 copies agree bit for bit), or one multiply and one add in the
+// baseline copy.
+//
+// The wide copies run one register block: kPanelRows rows of a times two vectors of b per k, 12
+// accumulators, enough independent FMAs to keep both FMA units busy. V is __m256 (AVX2: the two
+// vectors are one panel's two halves) or __m512 (AVX-512: one vector from each of two panels).
+#if defined(__AVX2__) && defined(__FMA__)
+inline __m256 vset1(__m256, float x) { return _mm256_set1_ps(x); }
+inline __m256 vload(__m256, const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 vfma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+inline void vstore(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+#endif
 #if defined(__AVX512F__)
-// One 16-float register per row: 6 accumulators (panel_product2, with 12, is the fast one).
+inline __m512 vset1(__m512, float x) { return _mm512_set1_ps(x); }
+inline __m512 vload(__m512, const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 vfma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+inline void vstore(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
+// c[r][0..w) and c[r][w..2w) (w = the vector width) for r < kPanelRows: a's rows against the
+// vectors at b0 and b1, each kPanelCols floats further per k.
+template <typename V>
+inline void block_rows_x2(const float* a, const float* b0, const float* b1, int64_t K, float* c, int64_t ldc) {
+  static_assert(kPanelRows == 6 && kPanelCols == 16, "12 accumulators: 6 rows x 2 vectors");
+  constexpr int w = int(sizeof(V) / sizeof(float));
+  const V zero = vset1(V{}, 0.0f);
+  V c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero, c30 = zero, c31 = zero, c40 = zero,
+    c41 = zero, c50 = zero, c51 = zero;
+  for (int64_t k = 0; k < K; ++k, a += kPanelRows, b0 += kPanelCols, b1 += kPanelCols) {
+    const V x0 = vload(V{}, b0), x1 = vload(V{}, b1);
+    V ar = vset1(V{}, a[0]);
+    c00 = vfma(ar, x0, c00), c01 = vfma(ar, x1, c01);
+    ar = vset1(V{}, a[1]);
+    c10 = vfma(ar, x0, c10), c11 = vfma(ar, x1, c11);
+    ar = vset1(V{}, a[2]);
+    c20 = vfma(ar, x0, c20), c21 = vfma(ar, x1, c21);
+    ar = vset1(V{}, a[3]);
+    c30 = vfma(ar, x0, c30), c31 = vfma(ar, x1, c31);
+    ar = vset1(V{}, a[4]);
+    c40 = vfma(ar, x0, c40), c41 = vfma(ar, x1, c41);
+    ar = vset1(V{}, a[5]);
+    c50 = vfma(ar, x0, c50), c51 = vfma(ar, x1, c51);
+  }
+  vstore(c, c00), vstore(c + w, c01), vstore(c + ldc, c10), vstore(c + ldc + w, c11);
+  vstore(c + 2 * ldc, c20), vstore(c + 2 * ldc + w, c21), vstore(c + 3 * ldc, c30), vstore(c + 3 * ldc + w, c31);
+  vstore(c + 4 * ldc, c40), vstore(c + 4 * ldc + w, c41), vstore(c + 5 * ldc, c50), vstore(c + 5 * ldc + w, c51);
+}
+#endif
+
+#if defined(__AVX512F__)
+// One 16-float register per row: 6 accumulators (panel_product2 and panel_product_rows2, with
+// 12, are the fast ones).
 inline void panel_product(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
-  static_assert(kPanelRows == 6 && kPanelCols == 16, "the AVX-512 kernel holds a row in one register");
   __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
   for (int64_t k = 0; k < K; ++k, a += 6, b += 16) {
     const __m512 b0 = _mm512_loadu_ps(b);
-    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
-    c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
-    c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
-    c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
-    c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
-    c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
+    c0 = vfma(vset1(b0, a[0]), b0, c0), c1 = vfma(vset1(b0, a[1]), b0, c1), c2 = vfma(vset1(b0, a[2]), b0, c2);
+    c3 = vfma(vset1(b0, a[3]), b0, c3), c4 = vfma(vset1(b0, a[4]), b0, c4), c5 = vfma(vset1(b0, a[5]), b0, c5);
   }
-  _mm512_storeu_ps(c, c0), _mm512_storeu_ps(c + ldc, c1), _mm512_storeu_ps(c + 2 * ldc, c2);
-  _mm512_storeu_ps(c + 3 * ldc, c3), _mm512_storeu_ps(c + 4 * ldc, c4), _mm512_storeu_ps(c + 5 * ldc, c5);
+  vstore(c, c0), vstore(c + ldc, c1), vstore(c + 2 * ldc, c2);
+  vstore(c + 3 * ldc, c3), vstore(c + 4 * ldc, c4), vstore(c + 5 * ldc, c5);
 }
 
-// 6 x 32: two b registers and 12 accumulators per step, enough independent FMAs to keep both FMA
-// units busy (6 would wait on the FMA latency), 8 loads per 12 FMAs.
+// 6 x 32: a vector from each of two adjacent column panels (the second K * kPanelCols floats on).
 inline void panel_product2(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
-  const float* b2 = b + K * kPanelCols;
-  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
-         c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t k = 0; k < K; ++k, a += 6, b += 16, b2 += 16) {
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b2);
-    __m512 ar = _mm512_set1_ps(a[0]);
-    c00 = _mm512_fmadd_ps(ar, b0, c00), c01 = _mm512_fmadd_ps(ar, b1, c01);
-    ar = _mm512_set1_ps(a[1]);
-    c10 = _mm512_fmadd_ps(ar, b0, c10), c11 = _mm512_fmadd_ps(ar, b1, c11);
-    ar = _mm512_set1_ps(a[2]);
-    c20 = _mm512_fmadd_ps(ar, b0, c20), c21 = _mm512_fmadd_ps(ar, b1, c21);
-    ar = _mm512_set1_ps(a[3]);
-    c30 = _mm512_fmadd_ps(ar, b0, c30), c31 = _mm512_fmadd_ps(ar, b1, c31);
-    ar = _mm512_set1_ps(a[4]);
-    c40 = _mm512_fmadd_ps(ar, b0, c40), c41 = _mm512_fmadd_ps(ar, b1, c41);
-    ar = _mm512_set1_ps(a[5]);
-    c50 = _mm512_fmadd_ps(ar, b0, c50), c51 = _mm512_fmadd_ps(ar, b1, c51);
-  }
-  _mm512_storeu_ps(c, c00), _mm512_storeu_ps(c + 16, c01);
-  _mm512_storeu_ps(c + ldc, c10), _mm512_storeu_ps(c + ldc + 16, c11);
-  _mm512_storeu_ps(c + 2 * ldc, c20), _mm512_storeu_ps(c + 2 * ldc + 16, c21);
-  _mm512_storeu_ps(c + 3 * ldc, c30), _mm512_storeu_ps(c + 3 * ldc + 16, c31);
-  _mm512_storeu_ps(c + 4 * ldc, c40), _mm512_storeu_ps(c + 4 * ldc + 16, c41);
-  _mm512_storeu_ps(c + 5 * ldc, c50), _mm512_storeu_ps(c + 5 * ldc + 16, c51);
+  block_rows_x2<__m512>(a, b, b + K * kPanelCols, K, c, ldc);
 }
-// 12 x 16: one b register and 12 accumulators per step, rows 0-5 from a's panel, 6-11 from the next.
+
+// 12 x 16: two adjacent row panels (the second K * kPanelRows floats on) against one column
+// panel: 12 accumulators of one vector each, one b load and 12 broadcasts per k.
 inline void panel_product_rows2(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
   const float* a2 = a + K * kPanelRows;
   __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0,
          d4 = c0, d5 = c0;
   for (int64_t k = 0; k < K; ++k, a += 6, a2 += 6, b += 16) {
     const __m512 b0 = _mm512_loadu_ps(b);
-    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
-    c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
-    c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
-    c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
-    c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
-    c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
-    d0 = _mm512_fmadd_ps(_mm512_set1_ps(a2[0]), b0, d0);
-    d1 = _mm512_fmadd_ps(_mm512_set1_ps(a2[1]), b0, d1);
-    d2 = _mm512_fmadd_ps(_mm512_set1_ps(a2[2]), b0, d2);
-    d3 = _mm512_fmadd_ps(_mm512_set1_ps(a2[3]), b0, d3);
-    d4 = _mm512_fmadd_ps(_mm512_set1_ps(a2[4]), b0, d4);
-    d5 = _mm512_fmadd_ps(_mm512_set1_ps(a2[5]), b0, d5);
+    c0 = vfma(vset1(b0, a[0]), b0, c0), c1 = vfma(vset1(b0, a[1]), b0, c1), c2 = vfma(vset1(b0, a[2]), b0, c2);
+    c3 = vfma(vset1(b0, a[3]), b0, c3), c4 = vfma(vset1(b0, a[4]), b0, c4), c5 = vfma(vset1(b0, a[5]), b0, c5);
+    d0 = vfma(vset1(b0, a2[0]), b0, d0), d1 = vfma(vset1(b0, a2[1]), b0, d1), d2 = vfma(vset1(b0, a2[2]), b0, d2);
+    d3 = vfma(vset1(b0, a2[3]), b0, d3), d4 = vfma(vset1(b0, a2[4]), b0, d4), d5 = vfma(vset1(b0, a2[5]), b0, d5);
   }
   const __m512 rows[12] = {c0, c1, c2, c3, c4, c5, d0, d1, d2, d3, d4, d5};
-  for (int r = 0; r < 12; ++r) _mm512_storeu_ps(c + r * ldc, rows[r]);
+  for (int r = 0; r < 12; ++r) vstore(c + r * ldc, rows[r]);
 }
 #else
+// c (kPanelRows x kPanelCols) = a @ b: AVX2, one panel as two 8-float halves; else scalar.
 inline void panel_product(const float* a, const float* b, int64_t K, float* c, int64_t ldc) {
 #if defined(__AVX2__) && defined(__FMA__)
-  static_assert(kPanelRows == 6 && kPanelCols == 16, "the AVX2 kernel holds a 6 x 16 block in 12 registers");
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
-         c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t k = 0; k < K; ++k, a += 6, b += 16) {
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    __m256 ar = _mm256_broadcast_ss(a);
-    c00 = _mm256_fmadd_ps(ar, b0, c00), c01 = _mm256_fmadd_ps(ar, b1, c01);
-    ar = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(ar, b0, c10), c11 = _mm256_fmadd_ps(ar, b1, c11);
-    ar = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(ar, b0, c20), c21 = _mm256_fmadd_ps(ar, b1, c21);
-    ar = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(ar, b0, c30), c31 = _mm256_fmadd_ps(ar, b1, c31);
-    ar = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(ar, b0, c40), c41 = _mm256_fmadd_ps(ar, b1, c41);
-    ar = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(ar, b0, c50), c51 = _mm256_fmadd_ps(ar, b1, c51);
-  }
-  _mm256_storeu_ps(c, c00), _mm256_storeu_ps(c + 8, c01);
-  _mm256_storeu_ps(c + ldc, c10), _mm256_storeu_ps(c + ldc + 8, c11);
-  _mm256_storeu_ps(c + 2 * ldc, c20), _mm256_storeu_ps(c + 2 * ldc + 8, c21);
-  _mm256_storeu_ps(c + 3 * ldc, c30), _mm256_storeu_ps(c + 3 * ldc + 8, c31);
-  _mm256_storeu_ps(c + 4 * ldc, c40), _mm256_storeu_ps(c + 4 * ldc + 8, c41);
-  _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
+  block_rows_x2<__m256>(a, b, b + 8, K, c, ldc);
 #else
   float acc[kPanelRows][kPanelCols] = {};
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, b += kPanelCols)
