@@ -348,6 +348,27 @@ def test_empty_and_0d_params():
         np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("make", [lambda p: bm.optim.SGD(p, lr=0.1, momentum=0.9),
+                                  lambda p: bm.optim.Adam(p, lr=0.1, amsgrad=True)], ids=["sgd", "adam_amsgrad"])
+def test_step_bumps_the_version_of_every_tensor_it_writes(device, make):
+    """A fused step writes the parameter and its state in place: each one's version moves, as torch's
+    in-place ops do, so a tensor saved for backward from that memory (or anything keyed on the
+    version) sees the write."""
+    p = bm.nn.Parameter(bm.ones(3, 4, device=device))
+    opt = make([p])
+    p.grad = bm.ones(3, 4, device=device)
+    opt.step()  # creates the state
+    state = {k: v for k, v in opt.state[p].items() if isinstance(v, bm.Tensor) and k != "step"}
+    assert state, "the step keeps no state tensors"
+    before = {k: v._version for k, v in state.items()}
+    before_p = p._version
+    opt.step()
+    assert p._version > before_p
+    for k, v in state.items():
+        assert v._version > before[k], f"{k} was written by the step without a version bump"
+
+
 @pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
 def test_one_launch_per_parameter_and_no_host_wait(device):
     ps = [bm.nn.Parameter(bm.ones(4, 3, device=device)) for _ in range(5)]

@@ -80,6 +80,7 @@ TensorPtr sgd_step_(const TensorPtr& param, const TensorPtr& grad, const TensorP
     xs.push_back(buf);
   }
   run_op_into(OpId::sgd_step, std::move(xs), a, param);
+  if (buf) buf->storage->version++;  // the kernel wrote it in place too (run_op_into bumps only param)
   return buf;
 }
 
@@ -136,6 +137,11 @@ void adam_step_(const TensorPtr& param, const TensorPtr& grad, const TensorPtr& 
   std::vector<Operand> xs{grad, exp_avg, exp_avg_sq};
   if (amsgrad) xs.push_back(max_exp_avg_sq);
   run_op_into(OpId::adam_step, std::move(xs), a, param);
+  // The kernel wrote the moments in place too (run_op_into bumps only param's version): a tensor
+  // saved for backward from their memory must be refused like any other written one.
+  exp_avg->storage->version++;
+  exp_avg_sq->storage->version++;
+  if (amsgrad) max_exp_avg_sq->storage->version++;
 }
 
 }  // namespace bm
