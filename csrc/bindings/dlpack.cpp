@@ -120,6 +120,7 @@ std::string device_of(const py::object& dl_device) {
 py::object to_dlpack(const TensorPtr& self, const py::object& stream, const py::object& max_version,
                      const py::object& dl_device, const py::object& copy_obj) {
   const char* op = "__dlpack__";
+  self->storage->exposed = true;  // the consumer may share and write it (core/storage.h)
   if (requires_grad(self))
     throw Error("[__dlpack__] cannot export a tensor that requires grad (the consumer could change it behind "
                 "autograd's back); use tensor.detach()");

@@ -21,6 +21,7 @@ TensorPtr host_contiguous(const TensorPtr& t) {
 // A 1-D uint8 NumPy array over the bytes of a contiguous host tensor; it keeps the storage alive.
 py::array raw_bytes(const TensorPtr& t) {
   TensorPtr h = host_contiguous(t);
+  h->storage->exposed = true;  // a writable NumPy array over it (core/storage.h)
   size_t n = size_t(h->numel()) * itemsize(h->dtype);
   auto* keep = new std::shared_ptr<Storage>(h->storage);
   py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });

@@ -93,6 +93,7 @@ py::array to_numpy(const TensorPtr& t) {
   py::dtype dt = numpy_dtype(h->dtype);
   std::vector<py::ssize_t> shape(h->shape.begin(), h->shape.end()), strides;
   for (int64_t s : h->strides) strides.push_back(s * int64_t(itemsize(h->dtype)));
+  h->storage->exposed = true;  // NumPy can write it behind bessemer's back (core/storage.h)
   // The capsule keeps the storage alive as long as the array (and its views) live.
   auto* keep = new std::shared_ptr<Storage>(h->storage);
   py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
@@ -200,6 +201,7 @@ void init_tensor_numpy(py::module_& m, py::class_<Tensor, TensorPtr>& cls) {
         if (t.device() != cpu_device())
           throw TypeError("[buffer] tensor is on " + t.device()->name + "; copy it to cpu first with .to('cpu')");
         wait_readable(t);
+        t.storage->exposed = true;  // the buffer's holder can write it (core/storage.h)
         std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end()), strides;
         for (int64_t s : t.strides) strides.push_back(s * int64_t(itemsize(t.dtype)));
         return py::buffer_info(t.bytes(), py::ssize_t(itemsize(t.dtype)), buffer_format(t.dtype), py::ssize_t(t.ndim()),

@@ -59,7 +59,10 @@ void init_tensor(py::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("contiguous", [](const TensorPtr& t) { return contiguous(t); })
       .def("clone", [](const TensorPtr& t) { return clone(t); })
-      .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.bytes()); })
+      .def("_data_ptr", [](const Tensor& t) {
+        t.storage->exposed = true;  // an address anyone can write through (core/storage.h)
+        return reinterpret_cast<uintptr_t>(t.bytes());
+      })
       .def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage.get()); })
       // views
       .def("view", [](const TensorPtr& t, py::args a) { return view(t, sizes_from_args("view", a)); })

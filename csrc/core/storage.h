@@ -23,6 +23,16 @@ struct Storage {
   // Memory someone else marked read-only (a NumPy array with writeable=False, np.broadcast_to, a
   // memmap opened with mode 'r'): every write into it is refused by check_writable (core/tensor.h).
   bool readonly = false;
+  // A number no other storage of this process gets (addresses are reused; this is not).
+  const uint64_t id = next_id();
+  // Whether the memory's address has left bessemer's hands (numpy(), __array__, the buffer
+  // protocol, __dlpack__, raw bytes for files, _data_ptr) or came from outside (from_numpy,
+  // from_dlpack): then code bessemer does not see can write it. False only for memory a backend
+  // allocated and never handed out; while it is false every write goes through an op that bumps
+  // `version` (run_op_into, copy_into, the autograd engine's accumulation, the optimizer steps),
+  // so (id, version) identifies the contents: the CPU convolution's filter cache relies on it
+  // (cpu/conv_pack_cache.h). A new way of handing out an address must set it.
+  std::atomic<bool> exposed{true};
   std::function<void(Storage&)> release;  // returns the memory to its owner (allocator, numpy...)
   Storage() { live_count().fetch_add(1, std::memory_order_relaxed); }
   Storage(const Storage&) = delete;
@@ -32,6 +42,10 @@ struct Storage {
     live_count().fetch_sub(1, std::memory_order_relaxed);
   }
   // Storages alive in the process: the leak check of the training tests (flat over many steps).
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> n{0};
+    return n.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
   static std::atomic<int64_t>& live_count() {
     static std::atomic<int64_t> n{0};
     return n;

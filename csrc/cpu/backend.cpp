@@ -43,6 +43,7 @@ class CpuBackend final : public Backend {
     s->nbytes = nbytes;
     s->data = cpu::host_alloc(nbytes);
     s->release = [](Storage& st) { cpu::host_free(st.data, st.nbytes); };
+    s->exposed = false;  // ours until an address is handed out (core/storage.h)
     return s;
   }
 

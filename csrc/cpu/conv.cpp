@@ -117,12 +117,17 @@ void conv2d_cpu(const KernelCall& call) {
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
+    // The filters read in place from the weight's storage (not a staged copy): the filter cache may
+    // find them by (storage, offset, version) (conv_pack_cache.h).
+    const Tensor& w = *call.in[1];
+    FilterOrigin origin;
+    if (!wst.buf) origin = {w.storage.get(), size_t(reinterpret_cast<const char*>(wm) - static_cast<const char*>(w.storage->data))};
     if (winograd_applies(g)) {  // 3x3, stride 1: conv_winograd.cpp
-      conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data());
+      conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
       return;
     }
     if (panel_gemm_applies(g)) {  // conv_gemm.cpp
-      conv2d_panel_gemm(x, g, wm, bias, out.data<float>(), out.strides.data());
+      conv2d_panel_gemm(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
       return;
     }
   }

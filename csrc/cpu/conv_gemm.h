@@ -5,6 +5,8 @@
 #include <functional>
 #include <vector>
 
+#include "cpu/conv_pack_cache.h"
+
 namespace bm::cpu {
 
 namespace conv_impl {
@@ -17,8 +19,9 @@ bool panel_gemm_applies(const conv_impl::Geom& g);
 
 // out (N, O, OH, OW) with strides os = conv(x, w) + bias. x: the input (strides g.xs); wm: the
 // filters as an O x K row-major matrix; bias: O floats or null.
+// origin: where wm lives (conv_pack_cache.h), for the filter cache.
 void conv2d_panel_gemm(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
-                       const int64_t* os);
+                       const int64_t* os, FilterOrigin origin = {});
 
 // gw (O x K row-major, contiguous) = the weight gradient of a one-group convolution: x the input
 // (strides g.xs), go grad_output (N, O, OH, OW) with strides gst. Bits independent of the thread

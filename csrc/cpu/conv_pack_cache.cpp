@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "core/storage.h"
 
 namespace bm::cpu {
 
@@ -44,11 +45,19 @@ bool same_floats(const float* a, const float* b, size_t n) {
 
 std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, int64_t rows, int64_t cols,
                                                     size_t packed_size,
-                                                    const std::function<void(float* packed)>& make) {
+                                                    const std::function<void(float* packed)>& make,
+                                                    FilterOrigin origin) {
   static std::mutex mu;
   static std::list<std::shared_ptr<const PackedFilters>> lru;  // most recently used first
   static size_t held = 0;
   const size_t n = size_t(rows * cols);
+  // Read before the filters are: a write after this makes the version move on, so an entry keyed
+  // on it can only be older than the contents it was made from, never newer.
+  const bool keyed = origin.storage && !origin.storage->exposed.load();
+  const uint64_t version = keyed ? origin.storage->version.load() : 0;
+  auto same_origin = [&](const PackedFilters& e) {
+    return keyed && e.keyed && e.storage_id == origin.storage->id && e.offset == origin.offset && e.version == version;
+  };
   std::vector<std::shared_ptr<const PackedFilters>> candidates;  // same kind and shape, most recent first
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -56,7 +65,7 @@ std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, in
       if (e->kind == kind && e->rows == rows && e->cols == cols) candidates.push_back(e);
   }
   for (const auto& c : candidates) {
-    if (!same_floats(c->src.data(), w, n)) continue;
+    if (!same_origin(*c) && !same_floats(c->src.data(), w, n)) continue;
     std::lock_guard<std::mutex> lock(mu);  // entries never change: only its place in the list
     for (auto it = lru.begin(); it != lru.end(); ++it) {
       if (*it == c) {
@@ -68,6 +77,7 @@ std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, in
   }
   auto e = std::make_shared<PackedFilters>();
   e->kind = kind, e->rows = rows, e->cols = cols;
+  if (keyed) e->keyed = true, e->storage_id = origin.storage->id, e->offset = origin.offset, e->version = version;
   e->src.assign(w, w + n);
   e->packed.resize(packed_size);
   make(e->packed.data());

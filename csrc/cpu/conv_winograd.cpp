@@ -53,7 +53,7 @@ constexpr int kWinogradFilters = 1;  // conv_pack_cache.h: this file's kind of e
 
 // U[xi] for the O x (C * 9) filters wm, zero padding rows (layout: see conv2d_winograd).
 std::shared_ptr<const PackedFilters> winograd_filters(const WinogradKernels& k, const float* wm, int64_t O,
-                                                      int64_t C) {
+                                                      int64_t C, FilterOrigin origin) {
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
   return packed_filters(kWinogradFilters, wm, O, C * 9, size_t(kXi * OP * kPanelRows * C), [&](float* u) {
     parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
@@ -61,7 +61,7 @@ std::shared_ptr<const PackedFilters> winograd_filters(const WinogradKernels& k, 
         k.weight_run(wm + o * C * 9, 0, C, u + (o / kPanelRows) * C * kPanelRows + o % kPanelRows,
                      OP * C * kPanelRows, kPanelRows);
     });
-  });
+  }, origin);
 }
 
 // Tiles [txa, txb) of tile row ty of image n; column `col` of the block's matrices is tile txa.
@@ -82,7 +82,7 @@ bool winograd_applies(const Geom& g) {
 }
 
 void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
-                     const int64_t* os) {
+                     const int64_t* os, FilterOrigin origin) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t C = g.C, O = g.O;
   const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2, T = g.N * TY * TX;
@@ -90,7 +90,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
   // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6].
-  const std::shared_ptr<const PackedFilters> filters = winograd_filters(k, wm, O, C);
+  const std::shared_ptr<const PackedFilters> filters = winograd_filters(k, wm, O, C, origin);
   const float* u = filters->packed.data();
 
   // Tiles per block: the block's transformed inputs and products within kBlockFloats, at least

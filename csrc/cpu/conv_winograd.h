@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include "cpu/conv_pack_cache.h"
+
 namespace bm::cpu {
 
 namespace conv_impl {
@@ -47,7 +49,8 @@ bool winograd_applies(const conv_impl::Geom& g);
 
 // out (N, O, OH, OW) with strides os = conv(x, w) + bias. x: the input (strides g.xs, unit stride
 // along W); wm: the filters as an O x (C * 9) row-major matrix; bias: O floats or null.
+// origin: where wm lives (conv_pack_cache.h), for the filter cache.
 void conv2d_winograd(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
-                     const int64_t* os);
+                     const int64_t* os, FilterOrigin origin = {});
 
 }  // namespace bm::cpu
