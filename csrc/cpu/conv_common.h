@@ -115,6 +115,19 @@ void unfold_row_runs(const A* x, const Geom& g, int64_t grp, const Block& blk, i
   }
 }
 
+// d[0, len) = src[i * step], or zeros where src is null: one run of unfold_row_runs, stored
+// contiguously. Stride 2 (stride-2 convolutions) has its own loop: a constant stride the compiler
+// vectorizes.
+template <typename A>
+void store_run(A* d, const A* src, int64_t step, int64_t len) {
+  if (!src) std::fill(d, d + len, A(0));
+  else if (step == 1) std::memcpy(d, src, size_t(len) * sizeof(A));
+  else if (step == 2)
+    for (int64_t i = 0; i < len; ++i) d[i] = src[2 * i];
+  else
+    for (int64_t i = 0; i < len; ++i) d[i] = src[i * step];
+}
+
 // Rows [r0, r1) of the column matrix of `blk` (row r = (c, ky, kx), ld = blk.cols()) from the
 // input channels of group `grp` (the input already in the compute type).
 template <typename A>
@@ -122,13 +135,8 @@ void im2col_rows(const A* x, const Geom& g, int64_t grp, const Block& blk, int64
   const int64_t ld = blk.cols();
   for (int64_t r = r0; r < r1; ++r) {
     A* row = col + r * ld;
-    unfold_row_runs(x, g, grp, blk, r, [row](int64_t at, const A* src, int64_t step, int64_t len) {
-      A* d = row + at;
-      if (!src) std::fill(d, d + len, A(0));
-      else if (step == 1) std::memcpy(d, src, size_t(len) * sizeof(A));
-      else
-        for (int64_t i = 0; i < len; ++i) d[i] = src[i * step];
-    });
+    unfold_row_runs(x, g, grp, blk, r,
+                    [row](int64_t at, const A* src, int64_t step, int64_t len) { store_run(row + at, src, step, len); });
   }
 }
 

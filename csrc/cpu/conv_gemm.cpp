@@ -35,13 +35,7 @@ void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r
     auto put = [&](int64_t col, const float* src, int64_t step, int64_t len) {
       while (len > 0) {
         const int64_t seg = std::min(len, kPanelCols - col % kPanelCols);
-        float* d = row + (col / kPanelCols) * ps + col % kPanelCols;
-        if (!src) std::fill(d, d + seg, 0.0f);
-        else if (step == 1) std::copy(src, src + seg, d);
-        else if (step == 2)  // stride-2 convolutions: a constant stride the compiler vectorizes
-          for (int64_t i = 0; i < seg; ++i) d[i] = src[2 * i];
-        else
-          for (int64_t i = 0; i < seg; ++i) d[i] = src[i * step];
+        store_run(row + (col / kPanelCols) * ps + col % kPanelCols, src, step, seg);
         if (src) src += seg * step;
         col += seg, len -= seg;
       }
