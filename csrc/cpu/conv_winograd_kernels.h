@@ -52,6 +52,14 @@ inline void interleave_tiles(const float* a, const float* b, float* r) {
 #endif
 }
 
+#if defined(__AVX2__)
+// Lanes [0, lanes) on: partial groups load and store only the run's lanes (the others read as zeros
+// and are never written).
+inline __m256i lane_mask(int lanes) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#endif
+
 // v = B^T d B for kLanes tiles side by side (rows[i] + 2 l: row i of tile l's 4 x 4 input d);
 // element xi of tile l goes to base[xi * ldxi + l], l < lanes.
 inline void transform_tiles(const float* const rows[4], float* base, int64_t ldxi, int lanes) {
@@ -73,18 +81,14 @@ inline void transform_tiles(const float* const rows[4], float* base, int64_t ldx
     t[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
     t[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
   }
+  const __m256i mask = lane_mask(lanes);
   for (int i = 0; i < 4; ++i) {
     const __m256 v[4] = {_mm256_sub_ps(t[i][0], t[i][2]), _mm256_add_ps(t[i][1], t[i][2]),
                          _mm256_sub_ps(t[i][2], t[i][1]), _mm256_sub_ps(t[i][1], t[i][3])};
     for (int j = 0; j < 4; ++j) {
       float* o = base + (4 * i + j) * ldxi;
-      if (lanes == kLanes) {
-        _mm256_storeu_ps(o, v[j]);
-      } else {
-        alignas(32) float tmp[kLanes];
-        _mm256_store_ps(tmp, v[j]);
-        for (int l = 0; l < lanes; ++l) o[l] = tmp[l];
-      }
+      if (lanes == kLanes) _mm256_storeu_ps(o, v[j]);
+      else _mm256_maskstore_ps(o, mask, v[j]);
     }
   }
 #else
@@ -159,8 +163,7 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
     alignas(32) float y[2][2][kLanes];
 #if defined(__AVX2__)
     {  // the sums below, in registers (see transform_tiles), in the same order: the same bits
-      // lanes past the run: masked off (read as zeros, never touched)
-      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      const __m256i mask = lane_mask(lanes);
       __m256 c[4][4];
       for (int xi = 0; xi < 16; ++xi) {
         const float* src = m + xi * ldxi + (t0 - txa);
