@@ -121,7 +121,7 @@ void conv2d_cpu(const KernelCall& call) {
     // find them by (storage, offset, version) (conv_pack_cache.h).
     const Tensor& w = *call.in[1];
     FilterOrigin origin;
-    if (!wst.buf) origin = {w.storage.get(), size_t(reinterpret_cast<const char*>(wm) - static_cast<const char*>(w.storage->data))};
+    if (!wst.buf) origin = {w.storage.get(), size_t(w.offset) * sizeof(float)};
     if (winograd_applies(g)) {  // 3x3, stride 1: conv_winograd.cpp
       conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
       return;

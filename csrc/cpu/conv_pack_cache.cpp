@@ -83,6 +83,17 @@ std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, in
   make(e->packed.data());
   if (e->bytes() <= kCacheBytes / 2) {
     std::lock_guard<std::mutex> lock(mu);
+    if (keyed) {  // an entry from the same place at an older version: those contents are gone (training)
+      for (auto it = lru.begin(); it != lru.end();) {
+        const PackedFilters& o = **it;
+        if (o.keyed && o.kind == kind && o.storage_id == e->storage_id && o.offset == e->offset) {
+          held -= o.bytes();
+          it = lru.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
     lru.push_front(e);
     held += e->bytes();
     while (held > kCacheBytes) {
