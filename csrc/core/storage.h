@@ -41,11 +41,11 @@ struct Storage {
     if (release) release(*this);
     live_count().fetch_sub(1, std::memory_order_relaxed);
   }
-  // Storages alive in the process: the leak check of the training tests (flat over many steps).
   static uint64_t next_id() {
     static std::atomic<uint64_t> n{0};
     return n.fetch_add(1, std::memory_order_relaxed) + 1;
   }
+  // Storages alive in the process: the leak check of the training tests (flat over many steps).
   static std::atomic<int64_t>& live_count() {
     static std::atomic<int64_t> n{0};
     return n;
