@@ -1,8 +1,9 @@
 // float32 tanh, sigmoid and the activations silu, gelu (shaders/erf.h), gelu_tanh, written once in
 // the subset of C++ that is also MSL and included by both shaders/unary.metal and
-// csrc/cpu/activation_f32.cpp: the CPU and the simulator compute the same bits. Plain arithmetic
-// and selects (exp from shaders/bm_exp_f32.h, no libm call), so CPU loops over them vectorise.
-// Multiply-adds are written unfused and must be compiled without contraction (fp-contract=off).
+// csrc/cpu/activation_f32.cpp: the CPU and the simulator compute the same bits. Plain arithmetic,
+// fma and selects (exp from shaders/bm_exp_f32.h, no libm call), so CPU loops over them vectorise.
+// A multiply-add is fused only where bm_fma says so (correctly rounded at every width); the rest
+// must be compiled without contraction (fp-contract=off).
 #ifndef BESSEMER_ACTIVATION_H
 #define BESSEMER_ACTIVATION_H
 
@@ -31,12 +32,12 @@ inline float bm_tanh(float x) {
   const float a = bm_fabs(x);
   const float u = x * x;
   float q = 0.002138226293027401f;
-  q = q * u + -0.008171788416802883f;
-  q = q * u + 0.021698210388422012f;
-  q = q * u + -0.053946252912282944f;
-  q = q * u + 0.1333320140838623f;
-  q = q * u + -0.3333333134651184f;
-  const float small = x + x * (u * q);
+  q = bm_fma(q, u, -0.008171788416802883f);
+  q = bm_fma(q, u, 0.021698210388422012f);
+  q = bm_fma(q, u, -0.053946252912282944f);
+  q = bm_fma(q, u, 0.1333320140838623f);
+  q = bm_fma(q, u, -0.3333333134651184f);
+  const float small = bm_fma(x, u * q, x);
   const float e = bm_exp_f32(-2.0f * a);
   const float big = (1.0f - e) / (1.0f + e);
   // x == 0 returns x itself: x + x * (u q) would turn -0 into +0.

@@ -1,9 +1,13 @@
-// exp for float32 in plain arithmetic and selects, written once in the subset of C++ that is also
-// Metal Shading Language: csrc/cpu/exp_f32.h (softmax, the activations) and the shaders (through
-// shaders/activation.h) compute the very same bits, and loops calling it vectorise on the CPU
-// (libm's expf is a scalar call). Within 2 ulp of the exact value over the whole range;
+// exp for float32 in plain arithmetic, fma and selects, written once in the subset of C++ that is
+// also Metal Shading Language: the CPU (csrc/cpu/activation_f32.cpp, softmax_rows.cpp) and the shaders
+// (through shaders/activation.h) compute the very same bits, and loops calling it vectorise on the
+// CPU (libm's expf is a scalar call). Within 2 ulp of the exact value over the whole range;
 // exp(-inf) = 0, exp(inf) = inf, NaN stays NaN, results below the normal range round through the
-// subnormals. No multiply-add is meant to be fused: callers compile it without contraction.
+// subnormals. Multiply-adds are fused exactly where bm_fma says so: fma is correctly rounded on
+// every target (an instruction on AVX2, AVX-512, NEON, Metal and CUDA, libm's fmaf on a baseline
+// x86-64 copy), so every width gives the same bits; anything else must not be contracted
+// (callers compile with fp-contract=off). Hot CPU loops call it only from the AVX2 / AVX-512
+// copies, where the fma is one instruction (csrc/cpu/isa.h).
 #ifndef BESSEMER_EXP_F32_H
 #define BESSEMER_EXP_F32_H
 
@@ -21,28 +25,37 @@ inline bm_i32 bm_float_bits(float x) { bm_i32 b; std::memcpy(&b, &x, 4); return 
 inline float bm_bits_float(bm_i32 b) { float x; std::memcpy(&x, &b, 4); return x; }
 #endif
 
+#ifdef __METAL_VERSION__
+inline float bm_fma(float a, float b, float c) { return metal::fma(a, b, c); }
+inline float bm_fabs(float x) { return metal::fabs(x); }
+#else
+#include <cmath>
+inline float bm_fma(float a, float b, float c) { return std::fma(a, b, c); }
+inline float bm_fabs(float x) { return std::fabs(x); }
+#endif
+
 inline float bm_exp_f32(float x) {
   // Clamp to where the result is 0 / inf anyway; comparisons are false for NaN, which passes through.
   float xc = x < -104.0f ? -104.0f : x;
   xc = xc > 89.0f ? 89.0f : xc;
   // k = round(x / ln2) with the 1.5 * 2^23 trick (no float->int conversion of a possible NaN).
   const float kMagic = 12582912.0f;
-  const float v = xc * 1.44269504088896341f + kMagic;
+  const float v = bm_fma(xc, 1.44269504088896341f, kMagic);
   const float kf = v - kMagic;
   const bm_i32 k = bm_float_bits(v) - bm_float_bits(kMagic);
   // r = x - k ln2 in two steps (Cody-Waite): k * 0.693359375 is exact for |k| <= 2^14.
   float r = xc - kf * 0.693359375f;
-  r = r + kf * 2.12194440e-4f;
+  r = bm_fma(kf, 2.12194440e-4f, r);
   // exp(r) for |r| <= ln2 / 2: 1 + r + r^2 q(r), q of degree 4 fitted for minimax relative error
   // (3e-9, below float32 rounding; the degree-7 Taylor series it replaces cost two more operations
   // for the same 1.2 ulp; degree 5 would give 2.4 ulp).
   float p = 0.0013814538f;
-  p = p * r + 0.008368745f;
-  p = p * r + 0.04166839f;
-  p = p * r + 0.16666521f;
-  p = p * r + 0.49999994f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  p = bm_fma(p, r, 0.008368745f);
+  p = bm_fma(p, r, 0.04166839f);
+  p = bm_fma(p, r, 0.16666521f);
+  p = bm_fma(p, r, 0.49999994f);
+  p = bm_fma(p, r, 1.0f);
+  p = bm_fma(p, r, 1.0f);
   // Scale by 2^k as 2^k1 * 2^k2 so each factor is a normal float for k in [-150, 128]. For a NaN
   // input k is garbage (the result is NaN through p anyway): the exponent is shifted as unsigned
   // bits, since shifting a negative int left is undefined in C++ (UBSan found it).

@@ -20,15 +20,6 @@
 
 #include "bm_exp_f32.h"
 
-#ifdef __METAL_VERSION__
-inline float bm_fma(float a, float b, float c) { return metal::fma(a, b, c); }
-inline float bm_fabs(float x) { return metal::fabs(x); }
-#else
-#include <cmath>
-inline float bm_fma(float a, float b, float c) { return std::fma(a, b, c); }
-inline float bm_fabs(float x) { return std::fabs(x); }
-#endif
-
 inline float bm_erf_small(float x) {  // |x| < 0.5
   const float u = x * x;
   float q = -7.65791687e-04f;

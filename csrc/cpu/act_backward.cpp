@@ -4,6 +4,7 @@
 // agree bit for bit; contiguous float32 runs in loops compiled for AVX2 / AVX-512 as well as the
 // baseline. Compiled with -ffp-contract=off (CMakeLists.txt), as activation_f32.cpp: no width may
 // fuse a multiply-add the others round twice. float64 uses libm (erf, erfc, exp).
+#include <algorithm>
 #include <cmath>
 
 #include "activation_grad.h"  // shaders/activation_grad.h
@@ -82,16 +83,25 @@ struct ActBackward {
   template <typename T>
   struct Kernel {
     static void run(const KernelCall& c) {
-      if constexpr (row_has<T>(Id) && std::is_same_v<T, float>) {
+      if constexpr (row_has<T>(Id) && std::is_same_v<acc_t<T>, float>) {  // float32 and the half types
         for_each_row<3>({c.out, c.in[0], c.in[1]}, [](std::array<char*, 3> p, std::array<int64_t, 3> st, int64_t n) {
-          if (st[0] == 4 && st[1] == 4 && st[2] == 4)
+          if (std::is_same_v<T, float> && st[0] == 4 && st[1] == 4 && st[2] == 4)
             return loop<K>(reinterpret_cast<const float*>(p[1]), reinterpret_cast<const float*>(p[2]),
                            reinterpret_cast<float*>(p[0]), n);
-          for (int64_t i = 0; i < n; ++i)
-            *reinterpret_cast<float*>(p[0] + i * st[0]) = apply_f32<K>(at<float>(p[1], i, st[1]), at<float>(p[2], i, st[2]));
+          // Strided or half: chunks converted to float32 run through the vector loop (the scalar
+          // formulas would call libm's fma for every multiply-add on the baseline target).
+          constexpr int64_t kChunk = 256;
+          float gb[kChunk], xb[kChunk];
+          for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+            const int64_t m = std::min(kChunk, n - i0);
+            for (int64_t i = 0; i < m; ++i) {
+              gb[i] = float(at<T>(p[1], i0 + i, st[1]));
+              xb[i] = float(at<T>(p[2], i0 + i, st[2]));
+            }
+            loop<K>(gb, xb, gb, m);
+            for (int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * st[0]) = T(gb[i]);
+          }
         });
-      } else if constexpr (row_has<T>(Id) && std::is_same_v<acc_t<T>, float>) {
-        map2<T, T>(c, [](T g, T x) { return T(apply_f32<K>(float(g), float(x))); });
       } else if constexpr (row_has<T>(Id) && std::is_same_v<T, double>) {
         if constexpr (K == Grad::relu) map2<T, T>(c, [](T g, T x) { return x <= 0 ? T(0) : g; });
         else map2<T, T>(c, [](T g, T x) { return g * grad_f64<K>(x); });

@@ -1,8 +1,8 @@
 // The loops of activation_f32.h. This file is compiled once per instruction set
 // (bessemer_isa_variants in CMakeLists.txt, csrc/cpu/isa.h), always with -ffp-contract=off: the
 // AVX2/AVX-512 copies have FMA, and a contracted a * b + c would round differently from the
-// baseline copy and the shaders. The explicit fma calls of erf.h are correctly rounded at every
-// width, so every copy gives the same bits.
+// baseline copy and the shaders. The formulas' explicit fma calls (bm_fma) are correctly rounded
+// at every width, so every copy gives the same bits.
 #include "cpu/activation_f32.h"
 
 #include <cmath>
@@ -91,31 +91,12 @@ void activation_loop(Act act, const float* x, float* out, int64_t n) {
   }
 }
 
-#if BM_ISA_IS_BASE
-float activation_one(Act act, float x) {
-  switch (act) {
-    case Act::tanh: return act_one<Act::tanh>(x);
-    case Act::sigmoid: return act_one<Act::sigmoid>(x);
-    case Act::silu: return act_one<Act::silu>(x);
-    case Act::gelu: return act_one<Act::gelu>(x);
-    case Act::gelu_tanh: return act_one<Act::gelu_tanh>(x);
-    case Act::exp: return act_one<Act::exp>(x);
-    case Act::log: return act_one<Act::log>(x);
-    case Act::sin: return act_one<Act::sin>(x);
-    case Act::cos: return act_one<Act::cos>(x);
-  }
-  return x;
-}
-#endif
-
 }  // namespace bm::cpu::BM_ISA_NS
 
 #if BM_ISA_IS_BASE  // the entry points, compiled once
 namespace bm::cpu {
 
 void activation_f32(Act act, const float* x, float* out, int64_t n) { BM_ISA_CALL(activation_loop, act, x, out, n); }
-
-float activation_f32(Act act, float x) { return isa_base::activation_one(act, x); }
 
 }  // namespace bm::cpu
 #endif

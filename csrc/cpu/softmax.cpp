@@ -2,7 +2,8 @@
 //
 // Numerically stable: every slice subtracts its maximum before exp, so large logits cannot
 // overflow; half types compute in float32 and round once on store. The exp-sum is pairwise, and
-// exp itself is exp_f32 (vectorised, AVX2 / AVX-512 where present, same bits everywhere).
+// float32's exp is bm_exp_f32 (shaders/bm_exp_f32.h), run in vector loops (AVX2 / AVX-512 where
+// present, the same bits everywhere).
 // Row mode (the softmax dim has the smallest input stride): slices in parallel, each worked on in
 // place when contiguous float/double, else through a buffer of acc_t. Column mode (another dim is
 // closer in memory): blocks of slices are gathered side by side so every pass is a unit-stride loop.
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "cpu/exp_f32.h"
+#include "cpu/activation_f32.h"
 #include "cpu/softmax_rows.h"
 #include "cpu/kernels.h"
 #include "cpu/reduce_engine.h"
@@ -27,10 +28,6 @@ template <typename T, bool kLog>
 struct Softmax {
   using A = std::conditional_t<std::is_floating_point_v<acc_t<T>>, acc_t<T>, double>;
 
-  static A ex(A v) {
-    if constexpr (std::is_same_v<A, float>) return exp_f32(v);
-    else return std::exp(v);
-  }
   // max that propagates NaN (a NaN slice gives NaN everywhere, as in torch)
   static A max_nan(A a, A b) { return Extreme<true>::comb(a, b); }
   static A load(const char* p) { return A(*reinterpret_cast<const T*>(p)); }
@@ -110,7 +107,7 @@ struct Softmax {
           // softmax keeps exp(x - max) in y; log_softmax only needs their sum (scratch, so that an
           // output sharing memory with the input still reads x below)
           A* ex_to = kLog && direct_out ? buf.data() + L : y;
-          for (int64_t i = 0; i < L; ++i) ex_to[i] = ex(v[i] - mx);
+          for (int64_t i = 0; i < L; ++i) ex_to[i] = std::exp(v[i] - mx);
           const A s = tree_reduce_contig<A>(ex_to, L, A(0), add);
           if constexpr (kLog) {
             const A ls = std::log(s);
@@ -143,7 +140,7 @@ struct Softmax {
     const bool unit_in = ki.in_st == int64_t(sizeof(T)), unit_out = ki.out_st == int64_t(sizeof(T));
     parallel_for(0, MO * nblk, std::max<int64_t>(1, kReduceGrain / (4 * L * wb)), [&](int64_t b, int64_t e) {
       std::vector<A> buf(static_cast<size_t>(L * wb)), mx(static_cast<size_t>(wb)), sum(static_cast<size_t>(wb)),
-          blk(static_cast<size_t>(wb));
+          blk(static_cast<size_t>(wb)), tmp(static_cast<size_t>(wb));
       Odometer od(outer);
       for (int64_t it = b; it < e; ++it) {
         const int64_t j0 = (it % nblk) * wb, w = std::min(wb, W - j0);
@@ -171,10 +168,19 @@ struct Softmax {
           std::fill(blk.begin(), blk.end(), A(0));
           for (int64_t k = k0; k < std::min(L, k0 + kRowBlock); ++k) {
             A* v = buf.data() + k * wb;
-            for (int64_t j = 0; j < w; ++j) {
-              const A ev = ex(v[j] - mx[j]);
-              blk[j] += ev;
-              if constexpr (!kLog) v[j] = ev;
+            if constexpr (std::is_same_v<A, float>) {
+              // exp through the vector loop (scalar bm_exp_f32 would call libm's fma on this target);
+              // log_softmax keeps x in v and takes the exps in scratch
+              A* ev = kLog ? tmp.data() : v;
+              for (int64_t j = 0; j < w; ++j) ev[j] = v[j] - mx[j];
+              activation_f32(Act::exp, ev, ev, w);
+              for (int64_t j = 0; j < w; ++j) blk[j] += ev[j];
+            } else {
+              for (int64_t j = 0; j < w; ++j) {
+                const A ev = std::exp(v[j] - mx[j]);
+                blk[j] += ev;
+                if constexpr (!kLog) v[j] = ev;
+              }
             }
           }
           for (int64_t j = 0; j < w; ++j) sum[j] += blk[j];

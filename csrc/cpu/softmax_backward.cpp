@@ -2,8 +2,8 @@
 // output y and the result each have their own). Per slice along dim:
 //   softmax      s = sum(g * y), out = y * (g - s)
 //   log_softmax  s = sum(g),     out = g - exp(y) * s
-// in acc_t<T> (float for the half types, rounded once on store); exp is exp_f32 for float, the
-// formula the shaders use (shaders/softmax_backward.metal computes the same per-element
+// in acc_t<T> (float for the half types, rounded once on store); exp is bm_exp_f32 for float
+// (activation_f32's vector loop), the formula the shaders use (shaders/softmax_backward.metal computes the same per-element
 // expressions). Row mode (the dim is the closest in memory): slices in parallel, each summed with
 // 8 accumulators over blocks of 1024 (norm_rows.h). Column mode (another dim is closer): blocks
 // of neighbouring slices side by side, summed in order along the dim.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cpu/elementwise.h"
-#include "cpu/exp_f32.h"
+#include "cpu/activation_f32.h"
 #include "cpu/kernels.h"
 #include "cpu/norm_rows.h"
 
@@ -59,11 +59,17 @@ void softmax_backward_impl(const KernelCall& c) {
   const SliceDims sd = slice_dims(ts, dim);
   int64_t rows = 1;
   for (int64_t s : sd.size) rows *= s;
-  // the result from the slice's sum s, as shaders/softmax_backward.metal computes it
+  // the result from the slice's sum s, as shaders/softmax_backward.metal computes it; for
+  // log_softmax y is already exp(y) (exp_in_place, on the gathered buffer)
   auto value = [](A g, A y, A s) -> A {
     if constexpr (!kLog) return y * (g - s);
-    else if constexpr (std::is_same_v<A, float>) return g - exp_f32(y) * s;
-    else return g - std::exp(y) * s;
+    else return g - y * s;
+  };
+  // float32 through the vector loop (bm_exp_f32's bits; a scalar call would use libm's fma)
+  auto exp_in_place = [](A* y, int64_t n) {
+    if constexpr (!kLog) return;
+    else if constexpr (std::is_same_v<A, float>) activation_f32(Act::exp, y, y, n);
+    else for (int64_t j = 0; j < n; ++j) y[j] = std::exp(y[j]);
   };
   const T* gb = c.in[0]->data<T>();
   const T* yb = c.in[1]->data<T>();
@@ -97,6 +103,7 @@ void softmax_backward_impl(const KernelCall& c) {
             yr[j] = A(yp[j * inner[1]]);
             sum[size_t(j)] += kLog ? gr[j] : gr[j] * yr[j];
           }
+          exp_in_place(yr, w);
         }
         for (int64_t l = 0; l < L; ++l) {
           T* op = ob + off[2] + l * along[2];
@@ -130,6 +137,7 @@ void softmax_backward_impl(const KernelCall& c) {
       A s;
       if constexpr (kLog) s = blocked_sum<A>(L, [g](int64_t j) { return g[j]; });
       else s = blocked_sum<A>(L, [g, y](int64_t j) { return g[j] * y[j]; });
+      exp_in_place(yv.data(), L);
       for (int64_t j = 0; j < L; ++j) op[j * along[2]] = T(value(g[j], y[j], s));
     }
   });

@@ -3,6 +3,7 @@
 // CMakeLists.txt) with -ffp-contract=off.
 #include "cpu/softmax_rows.h"
 
+#include <cmath>  // before bm_exp_f32.h, which is included inside a namespace below
 #include <cstdint>
 #include <cstring>
 

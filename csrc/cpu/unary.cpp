@@ -89,15 +89,12 @@ struct ActKernel {
   template <typename T>
   struct K {
     static void run(const KernelCall& c) {
-      if constexpr (row_has<T>(Id) && std::is_same_v<T, float>) {
+      if constexpr (row_has<T>(Id) && std::is_same_v<acc_t<T>, float>) {  // float32 and the half types
         for_each_row<2>({c.out, c.in[0]}, [](std::array<char*, 2> p, std::array<int64_t, 2> st, int64_t n) {
-          if (st[0] == 4 && st[1] == 4) return activation_f32(A, reinterpret_cast<const float*>(p[1]),
-                                                              reinterpret_cast<float*>(p[0]), n);
-          for (int64_t k = 0; k < n; ++k)
-            *reinterpret_cast<float*>(p[0] + k * st[0]) = activation_f32(A, at<float>(p[1], k, st[1]));
+          if (std::is_same_v<T, float> && st[0] == 4 && st[1] == 4)
+            return activation_f32(A, reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
+          activation_f32_strided<T>(A, p[1], st[1], p[0], st[0], n);
         });
-      } else if constexpr (row_has<T>(Id) && std::is_same_v<acc_t<T>, float>) {
-        map1<T, T>(c, [](T x) { return T(activation_f32(A, float(x))); });
       } else if constexpr (row_has<T>(Id) && std::is_same_v<T, double>) {
         map1<T, T>(c, [](T x) { return act_f64(A, x); });
       } else {
