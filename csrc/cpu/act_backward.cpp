@@ -60,9 +60,15 @@ template <Grad K>
 __attribute__((target("avx2,fma"))) void loop_avx2(const float* g, const float* x, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = apply_f32<K>(g[i], x[i]);
 }
+// GCC only widens to zmm when told to prefer 512-bit vectors; clang does not know that option
+// (and would ignore the whole attribute, compiling this copy for the baseline).
+#if defined(__clang__)
+#define BM_TARGET_AVX512 __attribute__((target("avx512f,fma")))
+#else
+#define BM_TARGET_AVX512 __attribute__((target("avx512f,fma,prefer-vector-width=512")))
+#endif
 template <Grad K>
-__attribute__((target("avx512f,fma,prefer-vector-width=512"))) void loop_avx512(const float* g, const float* x,
-                                                                                  float* o, int64_t n) {
+BM_TARGET_AVX512 void loop_avx512(const float* g, const float* x, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = apply_f32<K>(g[i], x[i]);
 }
 #endif
