@@ -230,6 +230,25 @@ def test_contiguous_and_strided_runs_sum_in_the_same_order():
         assert bm.tensor(d).sum().item() == bm.tensor(np.repeat(d, 2))[::2].sum().item()
 
 
+def test_amax_amin_of_signed_zeros_keep_the_strided_order():
+    # A zero extreme's sign depends on the order of the comparisons: the contiguous loops (which
+    # take a one-pass shortcut when the extreme is not zero) must give the strided loop's zero.
+    for n in (5, 300, 4096, 70_001):
+        for pos_first in (False, True):
+            a = -np.abs(RNG.standard_normal(n).astype(np.float32)) - np.float32(0.5)
+            at = RNG.choice(n, size=min(n, 9), replace=False)
+            a[at] = np.where(np.arange(at.size) % 2 == pos_first, np.float32(-0.0), np.float32(0.0))
+            spread = np.zeros(2 * n, np.float32)
+            spread[::2] = a
+            for name, v in (("amax", a), ("amin", -a)):
+                sp = spread if name == "amax" else -spread
+                got = getattr(bm.tensor(v), name)().numpy()
+                want = getattr(bm.tensor(sp)[::2], name)().numpy()
+                assert got == 0 and np.signbit(got) == np.signbit(want), (n, name, pos_first)
+                rows = getattr(bm.tensor(np.stack([v, v])), name)(-1).numpy()
+                assert np.array_equal(np.signbit(rows), np.signbit([want, want])), (n, name)
+
+
 def test_long_column_sums_are_blocked():
     a = RNG.random((200_000, 8), dtype=np.float32)
     exact = a.astype(np.float64).sum(0)
