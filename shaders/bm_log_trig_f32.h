@@ -1,12 +1,13 @@
-// log, sin and cos for float32 in plain arithmetic and selects, written once in the subset of C++
+// log, sin and cos for float32 in plain arithmetic, fma and selects, written once in the subset of C++
 // that is also Metal Shading Language, as exp (bm_exp_f32.h): shaders/unary.metal and
 // csrc/cpu/activation_f32.cpp compute the very same bits, and the CPU loops over them vectorise
 // (libm's logf / sinf / cosf are scalar calls). Measured against float64 over dense grids
 // (tests/test_elementwise_math.py): log within 1 ulp; sin and cos within 1.6 ulp for |x| <= 3 and
 // 2.5 ulp up to |x| = 4096 (the reduction's rounding).
 // Beyond that sin and cos take the libm / metal::precise function (bm_sin_f32 selects it; the CPU
-// loops patch those rare lanes). Multiply-adds are written unfused and must be compiled without
-// contraction (fp-contract=off), so every vector width gives the bits of the scalar code.
+// loops patch those rare lanes). log's multiply-adds are fused where bm_fma says so (correctly
+// rounded at every width); every other multiply-add must stay unfused (fp-contract=off), so every
+// vector width gives the bits of the scalar code.
 #ifndef BESSEMER_LOG_TRIG_F32_H
 #define BESSEMER_LOG_TRIG_F32_H
 
@@ -38,14 +39,14 @@ inline float bm_log_f32(float x) {
   const float s = f / (2.0f + f);
   const float z = s * s;
   float t = 0.22222222f;  // 2/9
-  t = t * z + 0.28571429f;  // 2/7
-  t = t * z + 0.40000001f;  // 2/5
-  t = t * z + 0.66666669f;  // 2/3
+  t = bm_fma(t, z, 0.28571429f);  // 2/7
+  t = bm_fma(t, z, 0.40000001f);  // 2/5
+  t = bm_fma(t, z, 0.66666669f);  // 2/3
   t = t * z;
   const float hf = 0.5f * f * f;
   const float ef = float(e);
   // e ln2 as hi + lo: e * 0.693359375 is exact for |e| < 2^15
-  const float r = ef * 0.693359375f + (f - (hf - (s * (hf + t) + ef * -2.12194440e-4f)));
+  const float r = bm_fma(ef, 0.693359375f, f - (hf - bm_fma(s, hf + t, ef * -2.12194440e-4f)));
   const float inf = bm_bits_float(0x7f800000);
   return x > 0.0f ? (x < inf ? r : x) : (x == 0.0f ? -inf : bm_bits_float(0x7fc00000));
 }
