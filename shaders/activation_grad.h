@@ -18,16 +18,15 @@ inline float bm_silu_grad(float x) {
   return s * (1.0f + x * sm);
 }
 
-// gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi). Phi as in bm_gelu: 1 + erf
-// near 0, erfc(|z|) = exp(-z^2) erfcx(|z|) in the tails (no cancellation for x < 0), with
-// exp(-z^2) = exp(-x^2 / 2) taken from x itself, the same value phi needs.
+// gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi). Phi as in bm_gelu:
+// erfc(|z|) = exp(-z^2) erfcx(|z|) with gelu's fit (1 - erfc / 2 for x >= 0, no cancellation for
+// x < 0), exp(-z^2) = exp(-x^2 / 2) taken from x itself, the same value phi needs.
 inline float bm_gelu_grad(float x) {
   const float z = x * 0.707106781f;
   const float a = bm_fabs(z);
   const float e = bm_exp_neg_sq(x, 0.5f);
-  const float tail = e * bm_erfcx(a);  // erfc(|z|) for |z| >= 0.5
-  const float small = 0.5f * (1.0f + bm_erf_small(z));
-  const float cdf = a < 0.5f ? small : (z >= 0.0f ? 1.0f - 0.5f * tail : 0.5f * tail);  // NaN: the last
+  const float tail = e * (a < 3.0f ? bm_erfcx_gelu_low(a) : bm_erfcx_tail(a));  // erfc(|z|)
+  const float cdf = z >= 0.0f ? 1.0f - 0.5f * tail : 0.5f * tail;  // NaN: the second
   return cdf + x * (0.398942280f * e);
 }
 
