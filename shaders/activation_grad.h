@@ -23,9 +23,8 @@ inline float bm_silu_grad(float x) {
 // x < 0), exp(-z^2) = exp(-x^2 / 2) taken from x itself, the same value phi needs.
 inline float bm_gelu_grad(float x) {
   const float z = x * 0.707106781f;
-  const float a = bm_fabs(z);
   const float e = bm_exp_neg_sq(x, 0.5f);
-  const float tail = e * (a < 3.0f ? bm_erfcx_gelu_low(a) : bm_erfcx_tail(a));  // erfc(|z|)
+  const float tail = e * bm_erfcx_gelu(bm_fabs(z));  // erfc(|z|)
   const float cdf = z >= 0.0f ? 1.0f - 0.5f * tail : 0.5f * tail;  // NaN: the second
   return cdf + x * (0.398942280f * e);
 }

@@ -101,6 +101,9 @@ inline float bm_erfcx_gelu_low(float z) {
   return bm_fma(g, t, 3.21585417e-01f);
 }
 
+// exp(z^2) * erfc(z) for z >= 0 as gelu and its derivative take it: G below 3, P above.
+inline float bm_erfcx_gelu(float z) { return z < 3.0f ? bm_erfcx_gelu_low(z) : bm_erfcx_tail(z); }
+
 // exp(-s * x^2) for s = 1 or 0.5 (a power of two keeps s * hi exact), x^2 = hi + lo.
 inline float bm_exp_neg_sq(float x, float s) {
   const float hi = x * x;
@@ -136,8 +139,7 @@ inline float bm_gelu_from(float x, float z, float cx) {
 
 inline float bm_gelu(float x) {
   const float z = x * 0.707106781f;
-  const float a = bm_fabs(z);
-  return bm_gelu_from(x, z, a < 3.0f ? bm_erfcx_gelu_low(a) : bm_erfcx_tail(a));
+  return bm_gelu_from(x, z, bm_erfcx_gelu(bm_fabs(z)));
 }
 
 // bm_gelu's bits for x with bm_gelu_in_mid(x) (|x / sqrt2| < 3, not NaN), without the [3, inf)

@@ -45,7 +45,7 @@ PIECES = {
     "R on [0.5, 1.5) in z - 1": (erfcx, lambda z: z - 1.0, (0.5, 1.5), 9),
     "R on [1.5, 3) in z - 2.25": (erfcx, lambda z: z - 2.25, (1.5, 3.0), 9),
     "P on [3, inf): R = P(1/z^2) / z": (lambda z: erfcx(z) * z, lambda z: 1 / (z * z), (3.0, 10.1), 6),
-    # gelu's one fit below 3 (bm_erfcx_gelu): one polynomial where erf uses Q, R1 and R2, fewer
+    # gelu's one fit below 3 (bm_erfcx_gelu_low): one polynomial where erf uses Q, R1 and R2, fewer
     # operations per element in a vector loop that evaluates every piece
     "G on [0, 3) in z - 1.5 (gelu)": (erfcx, lambda z: z - 1.5, (0.0, 3.0), 15),
 }
