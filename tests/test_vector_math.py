@@ -2,8 +2,8 @@
 startup): exp log sin cos (shaders/bm_exp_f32.h, bm_log_trig_f32.h, shared with the shaders) within
 a few ulp of float64 on dense grids and on special values; lengths that leave vector tails, strided
 views and in-place calls give the bits of the contiguous loop; and every copy (BESSEMER_CPU_ISA=base,
-avx2, avx512, as the machine allows) computes the same bits (NaN being one value), for the math, the activations,
-softmax, amax / amin with NaNs and the normalisations."""
+avx2, avx512, as the machine allows) computes the same bits (NaN being one value), for the math, the activations
+and their derivatives, softmax, amax / amin with NaNs and the normalisations."""
 
 from __future__ import annotations
 
@@ -107,10 +107,16 @@ p = np.abs(x) + np.float32(1e-3)
 m = rng.standard_normal((37, 1029)).astype(np.float32)
 mn = m.copy(); mn[3, 17] = np.nan; mn[20, 1000] = np.nan; mn[:, 500] = np.nan
 out = {"isa": bm._core.build_info()["cpu_isa"]}
+def grad(fn, v):
+    t = bm.tensor(v, requires_grad=True)
+    fn(t).sum().backward()
+    return t.grad
 for name, v in [("exp", bm.exp(bm.tensor(x))), ("log", bm.log(bm.tensor(p))), ("sin", bm.sin(bm.tensor(x))),
                 ("cos", bm.cos(bm.tensor(x))), ("tanh", bm.tanh(bm.tensor(x))), ("sigmoid", bm.sigmoid(bm.tensor(x))),
                 ("silu", F.silu(bm.tensor(x))), ("gelu", F.gelu(bm.tensor(x))),
                 ("gelu_tanh", F.gelu(bm.tensor(x), approximate="tanh")),
+                ("gelu_grad", grad(F.gelu, x)), ("silu_grad", grad(F.silu, x)),
+                ("gelu_tanh_grad", grad(lambda t: F.gelu(t, approximate="tanh"), x)),
                 ("softmax", bm.softmax(bm.tensor(m), -1)), ("log_softmax", bm.log_softmax(bm.tensor(m), -1)),
                 ("softmax0", bm.softmax(bm.tensor(m), 0)),
                 ("amax", bm.tensor(m).amax(-1)), ("amin0", bm.tensor(m).amin(0)), ("amax_all", bm.tensor(m).amax()),

@@ -1,4 +1,4 @@
-// The loops of activation_f32.h. This file is compiled once per instruction set
+// The loops of activation_f32.h (the activations and their derivatives). This file is compiled once per instruction set
 // (bessemer_isa_variants in CMakeLists.txt, csrc/cpu/isa.h), always with -ffp-contract=off: the
 // AVX2/AVX-512 copies have FMA, and a contracted a * b + c would round differently from the
 // baseline copy and the shaders. The formulas' explicit fma calls (bm_fma) are correctly rounded
@@ -13,6 +13,7 @@
 
 namespace bm::cpu {
 BM_ISA_DECLARE(void activation_loop(Act act, const float* x, float* out, int64_t n))
+BM_ISA_DECLARE(void activation_grad_loop(ActGrad act, const float* g, const float* x, float* out, int64_t n))
 }
 
 namespace bm::cpu::BM_ISA_NS {
@@ -20,6 +21,7 @@ namespace bm::cpu::BM_ISA_NS {
 // The shared formulas, included inside this copy's namespace so each copy has its own (an inline
 // function compiled for AVX2 must not be what a baseline caller links to).
 #include "activation.h"        // shaders/activation.h (with bm_exp_f32.h, erf.h)
+#include "activation_grad.h"   // shaders/activation_grad.h
 #include "bm_log_trig_f32.h"   // shaders/bm_log_trig_f32.h
 
 namespace {
@@ -75,7 +77,24 @@ void loop(const float* x, float* out, int64_t n) {
   }
 }
 
+template <ActGrad A>
+void grad_loop(const float* g, const float* x, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (A == ActGrad::gelu) out[i] = g[i] * bm_gelu_grad(x[i]);
+    else if constexpr (A == ActGrad::gelu_tanh) out[i] = g[i] * bm_gelu_tanh_grad(x[i]);
+    else out[i] = g[i] * bm_silu_grad(x[i]);
+  }
+}
+
 }  // namespace
+
+void activation_grad_loop(ActGrad act, const float* g, const float* x, float* out, int64_t n) {
+  switch (act) {
+    case ActGrad::gelu: return grad_loop<ActGrad::gelu>(g, x, out, n);
+    case ActGrad::gelu_tanh: return grad_loop<ActGrad::gelu_tanh>(g, x, out, n);
+    case ActGrad::silu: return grad_loop<ActGrad::silu>(g, x, out, n);
+  }
+}
 
 void activation_loop(Act act, const float* x, float* out, int64_t n) {
   switch (act) {
@@ -97,6 +116,10 @@ void activation_loop(Act act, const float* x, float* out, int64_t n) {
 namespace bm::cpu {
 
 void activation_f32(Act act, const float* x, float* out, int64_t n) { BM_ISA_CALL(activation_loop, act, x, out, n); }
+
+void activation_grad_f32(ActGrad act, const float* g, const float* x, float* out, int64_t n) {
+  BM_ISA_CALL(activation_grad_loop, act, g, x, out, n);
+}
 
 }  // namespace bm::cpu
 #endif

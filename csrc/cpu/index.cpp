@@ -119,16 +119,13 @@ struct IndexSelectKernel {
     const int64_t size = x.shape[size_t(dim)];
     if (rest.shape.size() == 1 && rest.strides[0][0] == 1 && rest.strides[1][0] == 1) {
       // Rows contiguous in both (index_select along dim 0 of a contiguous tensor, the usual case):
-      // a copy per row, with the next row fetched while this one is copied (random rows of a big
-      // table would otherwise each start with a wait on memory).
+      // a copy per row, the next row prefetched.
       const int64_t len = rest.numel, nrows = out.shape[size_t(dim)];
-      const int64_t ahead = std::min<int64_t>(len * int64_t(sizeof(T)), 4096);
       parallel_for(0, nrows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(len, 1)), [&](int64_t k0, int64_t k1) {
         for (int64_t k = k0; k < k1; ++k) {
           if (k + 1 < k1) {
             const int64_t rn = int64_t(ib[(k + 1) * ist]);
-            if (rn >= 0 && rn < size)
-              for (int64_t b = 0; b < ahead; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(xb + rn * xst) + b);
+            if (rn >= 0 && rn < size) prefetch_row(xb + rn * xst, len * int64_t(sizeof(T)));
           }
           const int64_t r = int64_t(ib[k * ist]);
           T* o = ob + k * ost;

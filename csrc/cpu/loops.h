@@ -14,6 +14,15 @@ namespace bm::cpu {
 
 constexpr int64_t kParallelGrain = 32768;  // elements per chunk before a second thread helps
 
+// Asks for the first `bytes` of p (at most 4 KiB) to come into the cache, a line at a time. Gathers
+// (embedding, index_select) issue it for the next row while copying this one: rows at random places
+// in a table far larger than the caches would otherwise each begin with a wait on memory.
+inline void prefetch_row(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  const int64_t n = std::min<int64_t>(bytes, 4096);
+  for (int64_t b = 0; b < n; b += 64) __builtin_prefetch(c + b);
+}
+
 template <int N>
 struct StridedPlan {
   Shape shape;                      // coalesced; innermost last; at least 1 dim

@@ -88,14 +88,9 @@ struct EmbeddingKernel {
       for (int64_t k = 0; k < cnt; ++k) {
         const int64_t r = int64_t(*reinterpret_cast<const I*>(ptr[1] + k * st[1]));
         T* o = reinterpret_cast<T*>(ptr[0] + k * st[0]);
-        // The rows are random places in a table far larger than the caches: fetch the next one
-        // while this one is copied, or every row starts with a wait on memory.
-        if (k + 1 < cnt && ws1 == 1) {
+        if (k + 1 < cnt && ws1 == 1) {  // the next row, prefetched while this one is copied
           const int64_t rn = int64_t(*reinterpret_cast<const I*>(ptr[1] + (k + 1) * st[1]));
-          if (rn >= 0 && rn < n) {
-            const char* q = reinterpret_cast<const char*>(wb + rn * ws0);
-            for (int64_t b = 0; b < std::min<int64_t>(dim * int64_t(sizeof(T)), 4096); b += 64) __builtin_prefetch(q + b);
-          }
+          if (rn >= 0 && rn < n) prefetch_row(wb + rn * ws0, dim * int64_t(sizeof(T)));
         }
         if (r < 0 || r >= n) {
           for (int64_t j = 0; j < dim; ++j) o[j * os] = T(0);

@@ -140,7 +140,7 @@ struct Softmax {
     const bool unit_in = ki.in_st == int64_t(sizeof(T)), unit_out = ki.out_st == int64_t(sizeof(T));
     parallel_for(0, MO * nblk, std::max<int64_t>(1, kReduceGrain / (4 * L * wb)), [&](int64_t b, int64_t e) {
       std::vector<A> buf(static_cast<size_t>(L * wb)), mx(static_cast<size_t>(wb)), sum(static_cast<size_t>(wb)),
-          blk(static_cast<size_t>(wb)), tmp(static_cast<size_t>(wb));
+          blk(static_cast<size_t>(wb)), tmp(static_cast<size_t>(kLog ? wb : 0));  // tmp: log_softmax's exps
       Odometer od(outer);
       for (int64_t it = b; it < e; ++it) {
         const int64_t j0 = (it % nblk) * wb, w = std::min(wb, W - j0);

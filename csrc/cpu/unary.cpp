@@ -93,7 +93,7 @@ struct ActKernel {
         for_each_row<2>({c.out, c.in[0]}, [](std::array<char*, 2> p, std::array<int64_t, 2> st, int64_t n) {
           if (std::is_same_v<T, float> && st[0] == 4 && st[1] == 4)
             return activation_f32(A, reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
-          activation_f32_strided<T>(A, p[1], st[1], p[0], st[0], n);
+          f32_chunks<T, 1>({p[1]}, {st[1]}, p[0], st[0], n, [](auto b, int64_t m) { activation_f32(A, b[0], b[0], m); });
         });
       } else if constexpr (row_has<T>(Id) && std::is_same_v<T, double>) {
         map1<T, T>(c, [](T x) { return act_f64(A, x); });
