@@ -1,6 +1,7 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +48,17 @@ class AccumulateGrad final : public Node {
   bool is_accumulate() const override { return true; }
   std::vector<TensorPtr> apply(const TensorPtr& grad) override {
     accumulate(*meta_, grad);
+    run_hooks(*meta_);
     return {};
+  }
+  // The leaf's post-accumulate hooks, outside the lock (a hook reads .grad, or removes itself).
+  static void run_hooks(AutogradMeta& meta) {
+    std::vector<std::pair<uint64_t, std::function<void()>>> hooks;
+    {
+      std::lock_guard<std::mutex> lk(meta.grad_mutex);
+      hooks = meta.post_accumulate_hooks;
+    }
+    for (auto& h : hooks) h.second();
   }
   // Also used for retain_grad on non-leaves. Under the meta's lock: backward() in several threads
   // may accumulate into one parameter at once. The replaced .grad is dropped after the lock.
@@ -258,9 +269,64 @@ void retain_grad(const TensorPtr& t) {
   m.grad_fn->retained.push_back(t->autograd);
 }
 
+namespace {
+// The callbacks of the backward pass running in this thread (null outside one).
+thread_local std::vector<std::function<void()>>* t_callbacks = nullptr;
+
+struct CallbackScope {
+  std::vector<std::function<void()>> list;
+  std::vector<std::function<void()>>* prev;
+  CallbackScope() : prev(t_callbacks) { t_callbacks = &list; }
+  ~CallbackScope() { t_callbacks = prev; }
+  // In queue order; a callback may queue more. The list is moved out first, so the next pass sees
+  // only what this one queued.
+  void run() {
+    while (!list.empty()) {
+      std::vector<std::function<void()>> now = std::move(list);
+      list.clear();
+      for (auto& f : now) f();
+    }
+  }
+};
+}  // namespace
+
+uint64_t add_post_accumulate_hook(const TensorPtr& t, std::function<void()> hook) {
+  if (!requires_grad(t) || !is_leaf(*t))
+    throw Error(std::string("[register_post_accumulate_grad_hook] ") +
+                (requires_grad(t) ? "post accumulate grad hooks cannot be registered on non-leaf tensors"
+                                  : "cannot register a hook on a tensor that doesn't require gradient"));
+  static std::atomic<uint64_t> next{1};
+  const uint64_t id = next++;
+  AutogradMeta& m = autograd_meta(*t);
+  std::lock_guard<std::mutex> lk(m.grad_mutex);
+  m.post_accumulate_hooks.push_back({id, std::move(hook)});
+  return id;
+}
+
+void remove_post_accumulate_hook(const TensorPtr& t, uint64_t id) {
+  if (!t->autograd) return;
+  std::function<void()> dropped;  // destroyed after the lock: it may hold a Python object
+  {
+    std::lock_guard<std::mutex> lk(t->autograd->grad_mutex);
+    auto& v = t->autograd->post_accumulate_hooks;
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (it->first == id) {
+        dropped = std::move(it->second);
+        v.erase(it);
+        break;
+      }
+  }
+}
+
+void queue_backward_callback(std::function<void()> fn) {
+  if (!t_callbacks) throw Error("[queue_callback] can only be called while a backward pass is running");
+  t_callbacks->push_back(std::move(fn));
+}
+
 void run_backward(const std::vector<TensorPtr>& roots, const std::vector<TensorPtr>& grads, bool retain_graph,
                   bool create_graph, const std::vector<TensorPtr>& inputs) {
   OpScope scope("backward");  // OutOfMemoryError names the call the user made
+  CallbackScope callbacks;
   std::vector<Edge> edges;
   std::vector<TensorPtr> g = root_gradients(roots, grads, &edges);
   GraphTask task;
@@ -280,13 +346,19 @@ void run_backward(const std::vector<TensorPtr>& roots, const std::vector<TensorP
   if (!inputs.empty()) {
     GradModeGuard mode(create_graph);
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (task.captured[i]) AccumulateGrad::accumulate(autograd_meta(*inputs[i]), task.captured[i]);
+      if (task.captured[i]) {
+        AutogradMeta& m = autograd_meta(*inputs[i]);
+        AccumulateGrad::accumulate(m, task.captured[i]);
+        if (is_leaf(*inputs[i])) AccumulateGrad::run_hooks(m);
+      }
   }
+  callbacks.run();
 }
 
 std::vector<TensorPtr> run_grad(const std::vector<TensorPtr>& outputs, const std::vector<TensorPtr>& grad_outputs,
                                 const std::vector<TensorPtr>& inputs, bool retain_graph, bool create_graph,
                                 bool allow_unused) {
+  CallbackScope callbacks;
   std::vector<Edge> edges;
   std::vector<TensorPtr> g = root_gradients(outputs, grad_outputs, &edges);
   GraphTask task;
@@ -302,6 +374,7 @@ std::vector<TensorPtr> run_grad(const std::vector<TensorPtr>& outputs, const std
     task.captures[e.fn.get()].push_back(i);
   }
   execute(task, edges, g);
+  callbacks.run();
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!task.captured[i] && !allow_unused)
       throw Error("[grad] input " + std::to_string(i) +

@@ -7,6 +7,7 @@
 // nodes in dependency order. Rules for registry ops live in rules*.cpp, one table.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +34,10 @@ struct AutogradMeta {
   std::mutex grad_mutex;
   std::shared_ptr<Node> grad_fn;
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, shared by every edge into it
+  // Called, in registration order, each time backward has added into this leaf's .grad
+  // (Tensor.register_post_accumulate_grad_hook): DistributedDataParallel starts a bucket's
+  // all-reduce from here. Read and written under grad_mutex; id -> hook.
+  std::vector<std::pair<uint64_t, std::function<void()>>> post_accumulate_hooks;
 };
 
 // What the engine checks a gradient against: the shape, dtype and device of a node's output.

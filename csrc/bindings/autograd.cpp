@@ -52,6 +52,21 @@ void set_grad(const TensorPtr& t, const py::object& value) {
   swap_grad(autograd_meta(*t), g);
 }
 
+// A Python callable kept by C++ code that may drop it without the GIL (the engine runs without it).
+struct PyCallable {
+  std::shared_ptr<py::object> fn;
+  explicit PyCallable(py::object f)
+      : fn(new py::object(std::move(f)), [](py::object* o) {
+          py::gil_scoped_acquire gil;
+          delete o;
+        }) {}
+  template <class... A>
+  void operator()(A&&... args) const {
+    py::gil_scoped_acquire gil;
+    (*fn)(std::forward<A>(args)...);
+  }
+};
+
 }  // namespace
 
 void init_autograd(py::module_& m) {
@@ -94,6 +109,24 @@ void init_autograd(py::module_& m) {
         return t;
       });
 
+  m.def("_add_post_accumulate_hook", [](const TensorPtr& t, py::object fn) {
+    // The hook receives the tensor; it holds it weakly, or the tensor would keep itself alive.
+    std::weak_ptr<Tensor> leaf = t;
+    PyCallable call(std::move(fn));
+    return add_post_accumulate_hook(t, [leaf, call] {
+      if (TensorPtr p = leaf.lock()) {
+        py::gil_scoped_acquire gil;
+        call(py::cast(p));
+      }
+    });
+  }, py::arg("tensor"), py::arg("hook"));
+  m.def("_remove_post_accumulate_hook", [](const TensorPtr& t, uint64_t id) {
+    py::gil_scoped_release nogil;  // the dropped hook takes the GIL to release its callable
+    remove_post_accumulate_hook(t, id);
+  }, py::arg("tensor"), py::arg("id"));
+  m.def("_queue_backward_callback", [](py::object fn) {
+    queue_backward_callback([call = PyCallable(std::move(fn))] { call(); });
+  }, py::arg("callback"));
   m.def("is_grad_enabled", &grad_enabled);
   m.def("_live_storages", [] { return Storage::live_count().load(); },
         "How many storages (tensor memory blocks) are alive: tests check it stays flat over training steps.");

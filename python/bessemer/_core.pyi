@@ -666,6 +666,12 @@ class Tensor:
         """
         reciprocal(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """
+        Runs ``hook(self)`` each time backward has added into this leaf's ``.grad`` (torch's method of this
+            name); returns a handle whose ``remove()`` unregisters it. An exception from the hook ends the
+            backward pass and reaches its caller.
+        """
     def relu(self, *args, **kwargs):
         """
         relu(input: bessemer._core.Tensor) -> bessemer._core.Tensor
@@ -866,6 +872,8 @@ def _adam_step_(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor
     """
 def _adaptive_avg_pool2d_backward(grad_output: Tensor, input_shape: typing.Any) -> Tensor:
     ...
+def _add_post_accumulate_hook(tensor: Tensor, hook: typing.Any) -> int:
+    ...
 def _avg_pool2d_backward(grad_output: Tensor, input_shape: typing.Any, kernel_size: typing.Any, stride: typing.Any = None, padding: typing.Any = 0, ceil_mode: typing.Any = False, count_include_pad: typing.Any = True, divisor_override: typing.Any = None) -> Tensor:
     ...
 def _batch_norm_backward(grad_output: Tensor, input: Tensor, weight: Tensor | None = None, running_mean: Tensor | None = None, running_var: Tensor | None = None, training: bool = True, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-05) -> tuple:
@@ -932,11 +940,15 @@ def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weigh
     ...
 def _nondeterministic_on(op: str) -> list:
     ...
+def _queue_backward_callback(callback: typing.Any) -> None:
+    ...
 def _raw_bytes(tensor: Tensor) -> numpy.ndarray:
     """
     The logical contents of a tensor (any device, any layout) as a C-contiguous uint8 host array.
     """
 def _relu_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    ...
+def _remove_post_accumulate_hook(tensor: Tensor, id: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def _repeat_interleave_index(repeats: Tensor, size: typing.SupportsInt | typing.SupportsIndex | None = None) -> Tensor:
     ...

@@ -141,6 +141,36 @@ def _backward(self: Tensor, gradient=None, retain_graph=None, create_graph: bool
 _METHODS["backward"] = _backward
 
 
+class RemovableHandle:
+    """What a hook registration returns: ``remove()`` unregisters the hook (a second call does nothing)."""
+
+    def __init__(self, tensor: Tensor, hook_id: int):
+        self._tensor, self._id = tensor, hook_id
+
+    def remove(self) -> None:
+        if self._tensor is not None:
+            _core._remove_post_accumulate_hook(self._tensor, self._id)
+            self._tensor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _register_post_accumulate_grad_hook(self: Tensor, hook) -> RemovableHandle:
+    """Runs ``hook(self)`` each time backward has added into this leaf's ``.grad`` (torch's method of this
+    name); returns a handle whose ``remove()`` unregisters it. An exception from the hook ends the
+    backward pass and reaches its caller."""
+    if not callable(hook):
+        raise TypeError(f"[register_post_accumulate_grad_hook] the hook must be callable, got {type(hook).__name__}")
+    return RemovableHandle(self, _core._add_post_accumulate_hook(self, hook))
+
+
+_METHODS["register_post_accumulate_grad_hook"] = _register_post_accumulate_grad_hook
+
+
 def _no_index():
     raise TypeError("[index] only integer tensors of a single element can be converted to an index")
 

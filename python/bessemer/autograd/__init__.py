@@ -12,7 +12,17 @@ from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, s
 from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "inference_mode"]
+           "is_grad_enabled", "inference_mode", "queue_callback"]
+
+
+def queue_callback(callback) -> None:
+    """Runs ``callback()`` once the backward pass now running has finished: after every ``.grad`` is
+    written and every post-accumulate hook has run (torch's
+    ``Variable._execution_engine.queue_callback``). Call it from a hook; outside a backward pass it is an
+    error. DistributedDataParallel waits for its last all-reduce here."""
+    if not callable(callback):
+        raise TypeError(f"[queue_callback] the callback must be callable, got {type(callback).__name__}")
+    _core._queue_backward_callback(callback)
 
 
 def _as_list(x):
