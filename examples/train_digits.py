@@ -4,6 +4,10 @@ nothing is downloaded), with Adam and a cosine learning-rate schedule.
     python examples/train_digits.py                        # cpu, ~97-99% test accuracy in seconds
     python examples/train_digits.py --device metal         # Apple GPU (metal-sim: the simulator)
     python examples/train_digits.py --epochs 4 --out run/  # then: --resume to continue from run/
+    python -m bessemer.distributed.run --nproc-per-node 2 examples/train_digits.py --distributed
+
+--distributed: data-parallel over the launcher's processes (DistributedDataParallel, each rank a
+DistributedSampler share of every batch of --batch-size); rank 0 prints and writes the checkpoint.
 
 Writes to --out: checkpoint.bmckpt (model, optimizer, scheduler, data-order generator, history),
 training.png (training loss and test accuracy per epoch). --resume continues from the checkpoint
@@ -87,10 +91,24 @@ def train(args) -> dict:
     x_test, y_test = bm.tensor(xte, device=device), bm.tensor(yte, device=device)
 
     model = make_model().to(device)
-    optimizer = bm.optim.Adam(model.parameters(), lr=args.lr)
+    net, rank, sampler, batch_size = model, 0, None, args.batch_size
+    dataset = bm.utils.data.TensorDataset(x_train, y_train)
+    if args.distributed:
+        import bessemer.distributed as dist
+        from bessemer.nn.parallel import DistributedDataParallel
+
+        dist.init_process_group()
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if args.batch_size % world:
+            raise SystemExit(f"--batch-size {args.batch_size} must divide by the {world} processes")
+        net = DistributedDataParallel(model)  # every rank starts from rank 0's weights
+        sampler = bm.utils.data.DistributedSampler(dataset, seed=args.seed)
+        batch_size = args.batch_size // world  # each rank's share of every batch
+    optimizer = bm.optim.Adam(net.parameters(), lr=args.lr)
     loader_gen = bm.Generator("cpu").manual_seed(args.seed)
-    loader = bm.utils.data.DataLoader(bm.utils.data.TensorDataset(x_train, y_train), batch_size=args.batch_size,
-                                      shuffle=True, generator=loader_gen)
+    loader = bm.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=sampler is None,
+                                      sampler=sampler, generator=loader_gen if sampler is None else None)
+    quiet = args.quiet or rank != 0
     scheduler = bm.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs * len(loader))
     history = {"loss": [], "test_acc": [], "steps_per_epoch": len(loader)}
     start_epoch = 0
@@ -109,12 +127,14 @@ def train(args) -> dict:
     t0 = time.perf_counter()
     last = args.epochs if args.stop_after is None else min(args.epochs, start_epoch + args.stop_after)
     for epoch in range(start_epoch, last):
-        bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False, disable=args.quiet)
+        if sampler is not None:
+            sampler.set_epoch(epoch)
+        bar = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False, disable=quiet or None)
         seen = correct = 0
         for step, (xb, yb) in enumerate(bar):
             if args.max_steps is not None and step >= args.max_steps:
                 break
-            logits = model(xb)
+            logits = net(xb)
             loss = nn.functional.cross_entropy(logits, yb)
             optimizer.zero_grad()
             loss.backward()
@@ -125,15 +145,19 @@ def train(args) -> dict:
             correct += int((logits.argmax(dim=1) == yb).sum().item())
             bar.set_postfix(loss=f"{history['loss'][-1]:.4f}", acc=f"{correct / seen:.3f}")
         history["test_acc"].append(evaluate(model, x_test, y_test))
-        if not args.quiet:
+        if not quiet:
             print(f"epoch {epoch + 1:3d}  loss {np.mean(history['loss'][-len(loader):]):.4f}  "
                   f"test accuracy {history['test_acc'][-1]:.4f}  ({time.perf_counter() - t0:.1f} s)")
+        if rank != 0:  # checkpoints are written by rank 0 (the ranks' models are identical)
+            continue
         os.makedirs(args.out, exist_ok=True)
         bm.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                  "scheduler": scheduler.state_dict(), "loader_generator": loader_gen.get_state(),
                  "rng_state": bm.get_rng_state(), "history": history, "epoch": epoch + 1}, ckpt_path)
-    if args.plot:
+    if args.plot and rank == 0:
         save_plot(history, os.path.join(args.out, "training.png"))
+    if args.distributed:
+        dist.destroy_process_group()
     return history
 
 
@@ -151,9 +175,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--max-steps", type=int, default=None, help="stop each epoch after this many steps (tests)")
     ap.add_argument("--no-plot", dest="plot", action="store_false")
     ap.add_argument("--quiet", action="store_true", help="no progress bar or per-epoch lines")
+    ap.add_argument("--distributed", action="store_true",
+                    help="data-parallel across the processes of `python -m bessemer.distributed.run`")
     args = ap.parse_args(argv)
     history = train(args)
-    if not args.quiet:
+    if not args.quiet and os.environ.get("RANK", "0") == "0":
         print(f"final test accuracy {history['test_acc'][-1]:.4f}")
     return history
 

@@ -154,8 +154,11 @@ def test_python_protocols():
 def test_python_m_bessemer_prints_configuration():
     import subprocess
     import sys
+    from importlib import metadata
+
     out = subprocess.run([sys.executable, "-m", "bessemer"], capture_output=True, text=True, check=True).stdout
     assert f"bessemer {bm.__version__}" in out and "BLAS" in out and "cpu" in out
+    assert f"distributed: mpi4py {metadata.version('mpi4py')}, MPICH {metadata.version('mpich')}" in out
 
 
 def test_set_num_threads_sizes_the_one_pool_that_runs_blas_too():

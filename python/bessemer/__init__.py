@@ -64,6 +64,7 @@ from . import (
     _interop,  # noqa: E402,F401  (NumPy operands and Tensor.__array_ufunc__)
     _tensor,  # noqa: E402,F401  (adds torch-style methods to Tensor)
     autograd,
+    distributed,
     io,
     linalg,
     metal_sim,
