@@ -160,6 +160,15 @@ def test_ddp_training_equals_one_process_on_the_whole_batch(n, device, tmp_path)
         assert f"[rank{r}]: rank {r}: checkpoint round trip" in p.stdout
 
 
+@pytest.mark.parametrize("n,device", [(2, "cpu"), (4, "cpu"), (2, "metal-sim")])
+def test_sync_batchnorm_trains_as_one_process_on_the_whole_batch(n, device):
+    p, _ = run("--nproc-per-node", n, HERE / "syncbn.py", device)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    for r in range(n):
+        assert f"[rank{r}]: rank {r}: SyncBatchNorm matches one process" in p.stdout
+        assert f"[rank{r}]: rank {r}: 3-D input normalised by the whole batch" in p.stdout
+
+
 @pytest.mark.parametrize("n,drop_last", [(10, False), (10, True), (3, False), (12, False)])
 @pytest.mark.parametrize("replicas", [1, 3, 4])
 def test_distributed_sampler_shares_like_torch(n, drop_last, replicas):

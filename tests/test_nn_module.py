@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 import bessemer as bm
 from bessemer import nn
@@ -109,3 +110,15 @@ def test_init_functions():
     u = nn.init.normal_(bm.empty(4), generator=g).numpy()
     g.manual_seed(3)
     np.testing.assert_array_equal(nn.init.normal_(bm.empty(4), generator=g).numpy(), u)
+
+
+def test_replacing_a_submodule_keeps_its_place_like_torch():
+    ours = bm.nn.Sequential(bm.nn.Linear(2, 3), bm.nn.ReLU(), bm.nn.Linear(3, 1))
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    ours[0] = bm.nn.Linear(2, 3)
+    setattr(ours, "1", bm.nn.GELU())
+    theirs[0] = torch.nn.Linear(2, 3)
+    setattr(theirs, "1", torch.nn.GELU())
+    assert [type(m).__name__ for m in ours] == [type(m).__name__ for m in theirs] == ["Linear", "GELU", "Linear"]
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert ours(bm.ones(4, 2)).shape == (4, 1)

@@ -139,7 +139,7 @@ selection=(
   tests/test_floor_mod_any_all.py tests/test_index_ops.py tests/test_indexing.py
   tests/test_nn_module.py tests/test_nn_misc.py tests/test_nn_dropout.py tests/test_norm_layers.py
   tests/test_io.py tests/test_io_malformed.py tests/test_random.py tests/test_data.py
-  tests/test_autograd_api.py tests/test_autograd_hooks.py tests/test_autograd_ops.py tests/test_autograd_index.py tests/test_nn_autograd.py
+  tests/test_autograd_api.py tests/test_autograd_hooks.py tests/test_autograd_function.py tests/test_autograd_ops.py tests/test_autograd_index.py tests/test_nn_autograd.py
   tests/test_conv_backward.py tests/test_pool_backward.py tests/test_norm_backward.py tests/test_nll_backward.py
   tests/test_softmax_act_backward.py tests/test_optim.py tests/test_clip_grad.py tests/test_training.py
   # The two tests that train the digits example in a new process take minutes under ASan; the

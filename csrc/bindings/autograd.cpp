@@ -67,6 +67,34 @@ struct PyCallable {
   }
 };
 
+// A bessemer.autograd.Function's node: its backward is Python (the class's backward, through
+// autograd/function.py's wrapper, which returns one gradient or None per tensor input). The wrapper
+// holds the ctx and its saved tensors; release_saved drops it after a backward without retain_graph.
+class PyFunctionNode final : public Node {
+ public:
+  PyFunctionNode(std::string name, py::object backward) : name_(std::move(name)), fn_(std::move(backward)) {}
+  std::string name() const override { return name_; }
+  std::vector<TensorPtr> apply(const TensorPtr& grad) override {
+    if (!fn_.fn)
+      throw Error("[" + name_ + "] trying to backward through the graph a second time (or directly access saved "
+                  "tensors after they have already been freed); specify retain_graph=True the first time");
+    py::gil_scoped_acquire gil;
+    py::object r = (*fn_.fn)(py::cast(grad));
+    std::vector<TensorPtr> out(next.size());
+    size_t i = 0;
+    for (auto item : r) {
+      if (i < out.size() && !item.is_none() && next[i].valid()) out[i] = item.cast<TensorPtr>();
+      ++i;
+    }
+    return out;
+  }
+  void release_saved() override { fn_.fn.reset(); }  // PyCallable's deleter takes the GIL
+
+ private:
+  std::string name_;
+  PyCallable fn_;
+};
+
 }  // namespace
 
 void init_autograd(py::module_& m) {
@@ -124,6 +152,22 @@ void init_autograd(py::module_& m) {
     py::gil_scoped_release nogil;  // the dropped hook takes the GIL to release its callable
     remove_post_accumulate_hook(t, id);
   }, py::arg("tensor"), py::arg("id"));
+  m.def("_record_function", [](const std::string& name, const py::object& inputs, const TensorPtr& out,
+                                py::object backward) {
+    // Called by Function.apply once forward has run (under no_grad): `out` (a fresh tensor without
+    // history) becomes the output of a node whose edges are the floating inputs that require grad.
+    if (!is_floating(out->dtype))
+      throw TypeError("[" + name + "] only a floating point output can have a gradient, forward returned " +
+                      std::string(dtype_name(out->dtype)));
+    if (!is_leaf(*out) || requires_grad(out))
+      throw Error("[" + name + "] the output already has a history");
+    std::vector<TensorPtr> in = tensor_list(inputs);
+    auto node = std::make_shared<PyFunctionNode>(name, std::move(backward));
+    node->next.resize(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] && is_floating(in[i]->dtype)) node->next[i] = gradient_edge(in[i]);
+    set_history(out, node);
+  }, py::arg("name"), py::arg("inputs"), py::arg("output"), py::arg("backward"));
   m.def("_queue_backward_callback", [](py::object fn) {
     queue_backward_callback([call = PyCallable(std::move(fn))] { call(); });
   }, py::arg("callback"));

@@ -946,6 +946,8 @@ def _raw_bytes(tensor: Tensor) -> numpy.ndarray:
     """
     The logical contents of a tensor (any device, any layout) as a C-contiguous uint8 host array.
     """
+def _record_function(name: str, inputs: typing.Any, output: Tensor, backward: typing.Any) -> None:
+    ...
 def _relu_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     ...
 def _remove_post_accumulate_hook(tensor: Tensor, id: typing.SupportsInt | typing.SupportsIndex) -> None:

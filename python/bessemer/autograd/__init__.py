@@ -1,17 +1,19 @@
 """bessemer.autograd: reverse-mode differentiation with torch's names and meanings.
 
 The tape and the engine are C++ (csrc/autograd/); this module holds grad mode's context managers,
-the functional entry points and gradcheck. Every op records a node when grad mode is on and an
-input requires grad; ``Tensor.backward()`` or ``autograd.grad()`` runs the recorded graph.
+the functional entry points, custom Functions (function.py) and gradcheck. Every op records a node
+when grad mode is on and an input requires grad; ``Tensor.backward()`` or ``autograd.grad()`` runs the recorded graph.
 """
 
 from __future__ import annotations
 
 from .. import _core
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .function import Function, FunctionCtx
 from .gradcheck import gradcheck, gradgradcheck
 
-__all__ = ["backward", "grad", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "set_grad_enabled",
+__all__ = ["backward", "grad", "Function", "FunctionCtx",
+           "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "queue_callback"]
 
 

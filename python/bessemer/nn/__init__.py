@@ -11,10 +11,11 @@ from .normalization import BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
+from .sync_batchnorm import SyncBatchNorm
 
 __all__ = [
     "Module", "Parameter", "functional", "init", "utils",
     "Linear", "Conv2d", "ReLU", "GELU", "SiLU", "Flatten", "Identity", "Sequential", "Dropout", "Embedding",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm",
+    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "SyncBatchNorm", "LayerNorm",
     "CrossEntropyLoss", "NLLLoss",
 ]

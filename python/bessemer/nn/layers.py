@@ -95,6 +95,15 @@ class Sequential(Module):
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
         return mods[idx]
 
+    def __setitem__(self, idx: int, module: Module) -> None:
+        """Replaces the idx-th layer in place (torch's ``seq[i] = m``): its key and position stay."""
+        if not isinstance(module, Module):
+            raise TypeError(f"[Sequential] can only assign a Module to an index, got {type(module).__name__}")
+        keys = list(self._modules)
+        if not -len(keys) <= idx < len(keys):
+            raise IndexError(f"[Sequential] index {idx} is out of range for {len(keys)} layers")
+        setattr(self, keys[idx], module)
+
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
         return self

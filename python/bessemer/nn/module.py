@@ -27,10 +27,12 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"[{type(self).__name__}] call super().__init__() before assigning attributes")
         if isinstance(value, (Parameter, Module)):
+            target = self._parameters if isinstance(value, Parameter) else self._modules
             for d in (self._parameters, self._buffers, self._modules):
-                d.pop(name, None)
+                if d is not target:
+                    d.pop(name, None)
             self.__dict__.pop(name, None)
-            (self._parameters if isinstance(value, Parameter) else self._modules)[name] = value
+            target[name] = value  # a replaced entry keeps its place (a Sequential's order), as torch's
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"[{type(self).__name__}] buffer '{name}' must be a Tensor or None")

@@ -1,0 +1,159 @@
+"""SyncBatchNorm: batch normalisation whose statistics span the whole data-parallel batch.
+
+Under DistributedDataParallel each process sees its share of every batch; BatchNorm2d would
+normalise each share by its own mean and variance, so N processes do not train as one process on
+the whole batch would. SyncBatchNorm gathers every rank's count, mean and sum of squared deviations
+(one all_gather, combined with Chan's parallel formula rather than sums of squares, which cancel),
+and in backward all-reduces the two per-channel sums the input gradient needs. Without an
+initialised process group, or in eval mode, it is BatchNorm over dim 1, as torch's.
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from .._core import Tensor
+from ..autograd.function import Function
+from .normalization import BatchNorm2d
+
+__all__ = ["SyncBatchNorm"]
+
+_HALF = (_core.dtype.float16, _core.dtype.bfloat16)
+
+
+def _world():
+    """The default group's size when one is initialised, else None."""
+    from .. import distributed as dist
+
+    return dist.get_world_size() if dist.is_initialized() else None
+
+
+def _per_channel(v: Tensor, ndim: int) -> Tensor:
+    return v.reshape([1, -1] + [1] * (ndim - 2))
+
+
+class _SyncBatchNormFunction(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, eps, factor, world):
+        from .. import distributed as dist
+
+        dims = [0] + list(range(2, x.ndim))
+        c = x.shape[1]
+        xs = x.float() if x.dtype in _HALF else x
+        n = x.numel() // max(c, 1)
+        mean = xs.sum(dims) / max(n, 1)  # a rank with no samples contributes count 0, not NaN
+        m2 = ((xs - _per_channel(mean, x.ndim)) ** 2).sum(dims)
+        if world is not None:
+            stats = _core.cat([_core.full([1], float(n), xs.dtype, xs.device), mean, m2], 0)
+            every = _core.empty([world, 2 * c + 1], xs.dtype, xs.device)
+            dist.all_gather_into_tensor(every, stats)
+            counts, means, m2s = every[:, :1], every[:, 1:c + 1], every[:, c + 1:]
+            total = float(counts.sum().item())
+            mean = (counts * means).sum(0) / total
+            m2 = (m2s + counts * (means - mean) ** 2).sum(0)
+        else:
+            total = float(n)
+        if total <= 1:
+            raise ValueError(f"[SyncBatchNorm] expected more than 1 value per channel when training, got input size "
+                             f"{list(x.shape)} on {world or 1} process(es)")
+        var = m2 / total
+        invstd = (var + eps).rsqrt()
+        xhat = (xs - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
+        y = xhat
+        if weight is not None:
+            y = y * _per_channel(weight.to(xs.dtype), x.ndim)
+        if bias is not None:
+            y = y + _per_channel(bias.to(xs.dtype), x.ndim)
+        if running_mean is not None:
+            unbiased = m2 / (total - 1)
+            running_mean.mul_(1 - factor).add_(mean.to(running_mean.dtype) * factor)
+            running_var.mul_(1 - factor).add_(unbiased.to(running_var.dtype) * factor)
+        ctx.save_for_backward(xhat, weight, invstd)
+        ctx.total, ctx.world, ctx.dims, ctx.dtype = total, world, dims, x.dtype
+        return y.to(x.dtype) if y.dtype != x.dtype else y
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .. import distributed as dist
+
+        xhat, weight, invstd = ctx.saved_tensors
+        g = grad.float() if grad.dtype in _HALF else grad
+        ndim = xhat.ndim
+        sum_dy = g.sum(ctx.dims)
+        sum_dy_xhat = (g * xhat).sum(ctx.dims)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            both = _core.cat([sum_dy, sum_dy_xhat], 0)
+            if ctx.world is not None:  # every rank's samples moved the statistics this rank used
+                dist.all_reduce(both)
+            c = sum_dy.shape[0]
+            scale = invstd if weight is None else invstd * weight.to(invstd.dtype)
+            gx = _per_channel(scale, ndim) * (g - _per_channel(both[:c] / ctx.total, ndim)
+                                              - xhat * _per_channel(both[c:] / ctx.total, ndim))
+            gx = gx.to(ctx.dtype)
+        # The parameters' gradients are this rank's own: DistributedDataParallel averages them.
+        if weight is not None and ctx.needs_input_grad[1]:
+            gw = sum_dy_xhat.to(weight.dtype)
+        if ctx.needs_input_grad[2]:
+            gb = sum_dy.to(grad.dtype)
+        return gx, gw, gb, None, None, None, None, None
+
+
+class SyncBatchNorm(BatchNorm2d):
+    """torch.nn.SyncBatchNorm: BatchNorm over dim 1 of an input of 2 or more dims, with statistics
+    over every process of the default group in training (``bessemer.distributed``). Same arguments,
+    buffers and state_dict keys as BatchNorm2d; ``process_group`` must be None (the default group:
+    bessemer.distributed has no subgroups yet). ``convert_sync_batchnorm`` swaps a model's
+    BatchNorm2d layers for it, keeping their parameters and buffers."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None):
+        if process_group is not None:
+            raise ValueError("[SyncBatchNorm] process_group must be None: bessemer.distributed has only the default "
+                             "group")
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim < 2:
+            raise ValueError(f"[SyncBatchNorm] expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] != self.num_features:
+            raise ValueError(f"[SyncBatchNorm] expected {self.num_features} channels in dim 1, got input of shape "
+                             f"{list(input.shape)}")
+        world = _world() if self.training else None
+        if input.ndim == 4 and (world is None or not self.training):
+            return super().forward(input)  # one process, or eval: BatchNorm2d's kernels
+        if not self.training:
+            stats = (self.running_mean, self.running_var) if self.running_mean is not None else None
+            if stats is None:
+                return _SyncBatchNormFunction.apply(input, self.weight, self.bias, None, None, self.eps, 0.0, None)
+            shape = [1, -1] + [1] * (input.ndim - 2)
+            y = (input - stats[0].reshape(shape)) * (stats[1] + self.eps).rsqrt().reshape(shape)
+            if self.weight is not None:
+                y = y * self.weight.reshape(shape)
+            return y + self.bias.reshape(shape) if self.bias is not None else y
+        factor = 0.0 if self.momentum is None else self.momentum
+        count = self.track_running_stats and self.num_batches_tracked is not None
+        if count and self.momentum is None:  # cumulative moving average over the batches seen
+            factor = 1.0 / float(self.num_batches_tracked.item() + 1)
+        track = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
+        out = _SyncBatchNormFunction.apply(input, self.weight, self.bias, *track, self.eps, factor, world)
+        if count:
+            _core.copy_(self.num_batches_tracked, self.num_batches_tracked + 1)
+        return out
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm2d replaced by a SyncBatchNorm holding the same parameters and
+        buffers (the same tensors, not copies); a BatchNorm2d passed itself comes back converted."""
+        if isinstance(module, BatchNorm2d) and not isinstance(module, SyncBatchNorm):
+            new = cls.__new__(cls)
+            new.__dict__.update(module.__dict__)  # parameters, buffers, hooks, training flag, eps, momentum
+            if process_group is not None:
+                raise ValueError("[SyncBatchNorm] process_group must be None: bessemer.distributed has only the "
+                                 "default group")
+            return new
+        for name, child in list(module.named_children()):
+            converted = cls.convert_sync_batchnorm(child, process_group)
+            if converted is not child:
+                setattr(module, name, converted)
+        return module
+
