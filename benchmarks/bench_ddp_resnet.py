@@ -1,11 +1,12 @@
-"""ResNet-18 data-parallel training: python benchmarks/bench_ddp_resnet.py [--gpus N] [--device cuda]
+"""ResNet-18 data-parallel training: python benchmarks/bench_ddp_resnet.py [--gpus N] [--device cuda] [--sync-bn 1]
 
 Trains ResNet-18 (SGD with momentum, synthetic 224x224 images, 100 classes) on one process with the
 whole batch, then on N processes (one GPU each, through the launcher) with DistributedDataParallel
 and an N-th of the batch each. Prints images per second of both and their ratio, and the loss of
-every step side by side. The curves agree closely but not to the last digit: BatchNorm normalizes
-each rank's share by that share's own statistics (as torch's DistributedDataParallel does without
-SyncBatchNorm), where one process uses the whole batch's.
+every step side by side. With BatchNorm2d the curves agree closely but not to the last digit: it
+normalizes each rank's share by that share's own statistics (as torch's DistributedDataParallel does
+without SyncBatchNorm), where one process uses the whole batch's. With --sync-bn 1 the DDP model's
+BatchNorm2d layers become SyncBatchNorm and the curves agree to rounding.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 import numpy as np
 
 
-def train(device: str, batch: int, steps: int, distributed: bool) -> dict:
+def train(device: str, batch: int, steps: int, distributed: bool, sync_bn: bool = False) -> dict:
     import bessemer as bm
     import bessemer.nn.functional as F
 
@@ -32,6 +33,8 @@ def train(device: str, batch: int, steps: int, distributed: bool) -> dict:
         rank, world = dist.get_rank(), dist.get_world_size()
     bm.manual_seed(0)
     model = bm.models.resnet18(num_classes=100).to(device)
+    if distributed and sync_bn:
+        model = bm.nn.SyncBatchNorm.convert_sync_batchnorm(model)
     net = DistributedDataParallel(model) if distributed else model
     opt = bm.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     share = slice(rank * batch // world, (rank + 1) * batch // world)
@@ -59,21 +62,23 @@ def main(argv=None) -> None:
     opt = {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a.startswith("--")}
     device, gpus = opt.get("--device", "cuda"), int(opt.get("--gpus", 2))
     batch, steps = int(opt.get("--batch", 64)), int(opt.get("--steps", 12))
+    sync_bn = opt.get("--sync-bn", "0") == "1"
     if "--rank" in argv:
-        r = train(device, batch, steps, True)
+        r = train(device, batch, steps, True, sync_bn)
         if r["rank"] == 0:
             print("RESULT " + json.dumps(r), flush=True)
         return
     one = train(device, batch, steps, False)
     out = subprocess.run([sys.executable, "-m", "bessemer.distributed.run", "--nproc-per-node", str(gpus), __file__,
-                          "--rank", "1", "--device", device, "--batch", str(batch), "--steps", str(steps)],
+                          "--rank", "1", "--device", device, "--batch", str(batch), "--steps", str(steps),
+                          "--sync-bn", "1" if sync_bn else "0"],
                          capture_output=True, text=True, env=dict(os.environ))
     found = [ln.split("RESULT ", 1)[1] for ln in out.stdout.splitlines() if "RESULT " in ln]
     if out.returncode != 0 or not found:
         print(out.stdout[-2000:], out.stderr[-3000:], file=sys.stderr)
         raise SystemExit(out.returncode or 1)
     many = json.loads(found[0])
-    print(f"ResNet-18 training, batch {batch} 224x224, {device}")
+    print(f"ResNet-18 training, batch {batch} 224x224, {device}" + (", SyncBatchNorm" if sync_bn else ""))
     print(f"  1 process:   {one['images_per_s']:8.1f} images/s")
     speedup = many["images_per_s"] / one["images_per_s"]
     print(f"  {gpus} processes: {many['images_per_s']:8.1f} images/s  ({speedup:.2f}x)")

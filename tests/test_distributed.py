@@ -169,6 +169,16 @@ def test_sync_batchnorm_trains_as_one_process_on_the_whole_batch(n, device):
         assert f"[rank{r}]: rank {r}: 3-D input normalised by the whole batch" in p.stdout
 
 
+@pytest.mark.parametrize("device", ["cpu", "metal-sim"])
+def test_new_group_collectives_sync_batchnorm_and_ddp_on_a_subgroup(device):
+    p, _ = run("--nproc-per-node", 4, HERE / "groups.py", device)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    for r in range(4):
+        for what in ("subgroup collectives", "new_group mismatch raised", "SyncBatchNorm over a subgroup",
+                     "DDP over a subgroup", "groups destroyed"):
+            assert f"[rank{r}]: rank {r}: {what}" in p.stdout, what
+
+
 @pytest.mark.parametrize("n,drop_last", [(10, False), (10, True), (3, False), (12, False)])
 @pytest.mark.parametrize("replicas", [1, 3, 4])
 def test_distributed_sampler_shares_like_torch(n, drop_last, replicas):

@@ -21,13 +21,14 @@ import os
 import numpy as np
 
 from .. import _core
-from ._buffers import SUPPORTED, Buffer, carrier_numpy_dtype, check_tensor, write_back
-from ._group import CollectiveMismatchError, DistBackendError, DistError, Group, Work
+from ._buffers import Buffer, check_tensor, write_back
+from ._group import CollectiveMismatchError, DistBackendError, DistError, Group, NotInGroup, Work, collective
 
-__all__ = ["init_process_group", "is_initialized", "is_available", "destroy_process_group", "get_rank",
-           "get_world_size", "get_backend", "barrier", "all_reduce", "broadcast", "all_gather",
-           "all_gather_into_tensor", "reduce_scatter_tensor", "reduce", "gather", "scatter", "send", "recv",
-           "isend", "irecv", "ReduceOp", "Work", "DistError", "DistBackendError", "CollectiveMismatchError"]
+__all__ = ["init_process_group", "is_initialized", "is_available", "destroy_process_group", "new_group", "get_rank",
+           "get_world_size", "get_global_rank", "get_process_group_ranks", "get_backend", "barrier", "all_reduce",
+           "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "reduce", "gather", "scatter",
+           "send", "recv", "isend", "irecv", "ReduceOp", "Work", "DistError", "DistBackendError",
+           "CollectiveMismatchError"]
 
 _dt = _core.dtype
 _WORLD: Group | None = None
@@ -105,32 +106,82 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
 
 
 def destroy_process_group(group=None) -> None:
-    """Leaves the process group (and finalizes MPI unless an earlier failure makes that unsafe)."""
+    """Leaves the process group (and finalizes MPI unless an earlier failure makes that unsafe); with a
+    group from ``new_group``, frees that group only. Every rank calls it, as new_group."""
     global _WORLD
-    g = _group(group, "destroy_process_group")
+    g = _resolve_group(group, "destroy_process_group", members_only=False)
+    if g is not _WORLD:
+        g.free()
+        return
     g.finalize()
     _WORLD = None
 
 
-def _group(group, op: str) -> Group:
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization: bool = False,
+              group_desc=None) -> Group:
+    """A group of the listed global ``ranks`` (all when None), with its own communicators: pass it as
+    ``group=`` to the collectives, which take global ranks for ``src``/``dst`` as torch's do. Every rank
+    of the default group calls new_group with the same ranks, in the same order (checked: a mismatch
+    raises on every rank); a rank outside the group gets a handle on which collectives do nothing."""
+    world = _resolve_group(None, "new_group")
+    if use_local_synchronization:
+        raise ValueError("[new_group] use_local_synchronization=True is not supported: every rank calls new_group")
+    if backend is not None and str(backend).lower() not in ("mpi", "nccl", "gloo"):
+        raise ValueError(f"[new_group] unknown backend {backend!r}: expected None, 'mpi' or 'nccl'")
+    members = list(range(world.size)) if ranks is None else list(ranks)
+    if any(not isinstance(r, int) or isinstance(r, bool) or not 0 <= r < world.size for r in members):
+        raise ValueError(f"[new_group] ranks must be global ranks in [0, {world.size}), got {members}")
+    if len(set(members)) != len(members) or not members:
+        raise ValueError(f"[new_group] ranks must be distinct and not empty, got {members}")
+    members.sort()  # a member's rank in the group follows its global rank (torch's order)
+    seconds = world.timeout if timeout is None else (
+        timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout))
+    # Which ranks: a bitmask over the world; the check makes every rank agree before the split.
+    world.agree("new_group", None, sum(1 << r for r in members) & ((1 << 62) - 1), len(members))
+    backend = world.backend if backend is None else ("nccl" if str(backend).lower() == "nccl" else "mpi")
+    return Group.split(world, members, seconds, backend)
+
+
+def _resolve_group(group, op: str, members_only: bool = True) -> Group:
     if _WORLD is None:
         raise ValueError(f"[{op}] the default process group has not been initialized: call "
                          "bessemer.distributed.init_process_group() first")
-    if group is not None and group is not _WORLD:
-        raise ValueError(f"[{op}] only the default group (group=None) exists")
-    return _WORLD
+    if group is None or group is _WORLD:
+        return _WORLD
+    if not isinstance(group, Group):
+        raise TypeError(f"[{op}] group must be None or a group from new_group, got {type(group).__name__}")
+    if members_only and not group.member:
+        raise NotInGroup(op, _WORLD.rank)
+    return group
 
 
 def get_rank(group=None) -> int:
-    return _group(group, "get_rank").rank
+    """This process's rank in ``group`` (-1 when it is not a member)."""
+    return _resolve_group(group, "get_rank", members_only=False).rank
 
 
 def get_world_size(group=None) -> int:
-    return _group(group, "get_world_size").size
+    """The number of ranks in ``group`` (-1 on a rank that is not a member)."""
+    return _resolve_group(group, "get_world_size", members_only=False).size
+
+
+def get_global_rank(group, group_rank: int) -> int:
+    """The global rank of ``group``'s rank ``group_rank``."""
+    g = _resolve_group(group, "get_global_rank", members_only=False)
+    ranks = g.global_ranks if g.global_ranks is not None else list(range(g.size))
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"[get_global_rank] group rank {group_rank} is not in [0, {len(ranks)})")
+    return ranks[group_rank]
+
+
+def get_process_group_ranks(group) -> list[int]:
+    """The global ranks of ``group``'s members, in group-rank order."""
+    g = _resolve_group(group, "get_process_group_ranks", members_only=False)
+    return list(g.global_ranks) if g.global_ranks is not None else list(range(g.size))
 
 
 def get_backend(group=None) -> str:
-    return _group(group, "get_backend").backend
+    return _resolve_group(group, "get_backend").backend
 
 
 def _done(work: Work, async_op: bool):
@@ -179,10 +230,11 @@ def _mpi_op(g: Group, op_name: str, op, dtype):
     return op, table[op]
 
 
+@collective
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False, *, _checked: bool = True):
     """In place: every rank's ``tensor`` becomes the reduction of all ranks' values. (``_checked=False``:
     DistributedDataParallel's buckets, whose agreement it checked once at construction.)"""
-    g = _group(group, "all_reduce")
+    g = _resolve_group(group, "all_reduce")
     check_tensor("all_reduce", tensor, writable=True)
     op, mpi_op = _mpi_op(g, "all_reduce", op, tensor.dtype)
     if _checked:
@@ -205,11 +257,12 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False, *, _
     return _done(Work(g, "all_reduce", [req], lambda: buf.finish(scale)), async_op)
 
 
+@collective
 def broadcast(tensor, src: int, group=None, async_op: bool = False):
     """In place: every rank's ``tensor`` becomes rank ``src``'s."""
-    g = _group(group, "broadcast")
+    g = _resolve_group(group, "broadcast")
+    src = g.group_rank("broadcast", src, "src")
     check_tensor("broadcast", tensor, writable=g.rank != src)
-    _check_rank(g, "broadcast", src, "src")
     g.agree("broadcast", tensor, src)
     nccl = _nccl_for(g, tensor)
     if nccl is not None:
@@ -226,9 +279,10 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     return _done(Work(g, "broadcast", [req], (lambda: buf.finish()) if g.rank != src else None), async_op)
 
 
+@collective
 def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     """``tensor_list[r]`` = rank r's ``tensor``, on every rank (a list of world-size tensors of its shape)."""
-    g = _group(group, "all_gather")
+    g = _resolve_group(group, "all_gather")
     check_tensor("all_gather", tensor, writable=False)
     if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.size:
         got = f"{len(tensor_list)}" if isinstance(tensor_list, (list, tuple)) else type(tensor_list).__name__
@@ -259,10 +313,11 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     return _done(Work(g, "all_gather", [req], finish), async_op)
 
 
+@collective
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
     """``output_tensor`` = the ranks' ``input_tensor`` concatenated along dim 0 (shape (world * d0, ...))
     or stacked (shape (world, *input.shape)), on every rank."""
-    g = _group(group, "all_gather_into_tensor")
+    g = _resolve_group(group, "all_gather_into_tensor")
     _check_world_pair(g, "all_gather_into_tensor", (output_tensor, "output_tensor"), (input_tensor, "input_tensor"),
                       output_is_whole=True)
     g.agree("all_gather_into_tensor", input_tensor)
@@ -281,10 +336,11 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     return _done(Work(g, "all_gather_into_tensor", [req], dst.finish), async_op)
 
 
+@collective
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """``output`` on rank r = block r of the reduction of the ranks' ``input`` (input holds world size x
     output's elements, block r being elements [r * n, (r + 1) * n) in order)."""
-    g = _group(group, "reduce_scatter_tensor")
+    g = _resolve_group(group, "reduce_scatter_tensor")
     _check_world_pair(g, "reduce_scatter_tensor", (output, "output"), (input, "input"), output_is_whole=False)
     op, mpi_op = _mpi_op(g, "reduce_scatter_tensor", op, input.dtype)
     g.agree("reduce_scatter_tensor", input, int(op))
@@ -304,11 +360,12 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     return _done(Work(g, "reduce_scatter_tensor", [req], lambda: dst.finish(scale)), async_op)
 
 
+@collective
 def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """In place on rank ``dst``: its ``tensor`` becomes the reduction of all ranks' values. The other ranks'
     tensors are only read."""
-    g = _group(group, "reduce")
-    _check_rank(g, "reduce", dst, "dst")
+    g = _resolve_group(group, "reduce")
+    dst = g.group_rank("reduce", dst, "dst")
     check_tensor("reduce", tensor, writable=g.rank == dst)
     op, mpi_op = _mpi_op(g, "reduce", op, tensor.dtype)
     g.agree("reduce", tensor, dst, int(op))
@@ -321,24 +378,26 @@ def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False
 
 
 def _rooted(op: str, group, tensor, tensors, root: int):
-    """The checks of gather and scatter, then the metadata check: (the group, the root's list or [])."""
-    g = _group(group, op)
-    _check_rank(g, op, root, "dst" if op == "gather" else "src")
+    """The checks of gather and scatter, then the metadata check: (the group, the root's list or [], the
+    root's rank in the group)."""
+    g = _resolve_group(group, op)
+    root = g.group_rank(op, root, "dst" if op == "gather" else "src")
     check_tensor(op, tensor, writable=op == "scatter")
     listed = _rank_list(g, op, tensors, f"{op}_list", root, tensor)
     g.agree(op, tensor, root)
-    return g, listed
+    return g, listed, root
 
 
 def _rank_list(g: Group, op: str, tensors, name: str, owner: int, like) -> list:
     """The per-rank list of gather/scatter: world-size tensors like ``like`` on rank ``owner``, None elsewhere."""
     if g.rank != owner:
         if tensors:
-            raise ValueError(f"[{op}] {name} must be None (or empty) on ranks other than {owner}")
+            raise ValueError(f"[{op}] {name} must be None (or empty) on ranks other than {g.global_rank(owner)}")
         return []
     if not isinstance(tensors, (list, tuple)) or len(tensors) != g.size:
         got = f"{len(tensors)}" if isinstance(tensors, (list, tuple)) else type(tensors).__name__
-        raise ValueError(f"[{op}] {name} must be a list of {g.size} tensors (the world size) on rank {owner}, "
+        raise ValueError(f"[{op}] {name} must be a list of {g.size} tensors (the group's size) on rank "
+                         f"{g.global_rank(owner)}, "
                          f"got {got}")
     for i, t in enumerate(tensors):
         check_tensor(op, t, f"{name}[{i}]", writable=op == "gather")
@@ -346,9 +405,10 @@ def _rank_list(g: Group, op: str, tensors, name: str, owner: int, like) -> list:
     return list(tensors)
 
 
+@collective
 def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = False):
     """On rank ``dst``: ``gather_list[r]`` = rank r's ``tensor`` (gather_list is None on the other ranks)."""
-    g, outs = _rooted("gather", group, tensor, gather_list, dst)
+    g, outs, dst = _rooted("gather", group, tensor, gather_list, dst)
     src = Buffer(tensor)
     whole = np.empty(g.size * tensor.numel(), dtype=src.array.dtype) if outs else None
     req = g.comm.Igather(src.array, whole, root=dst)
@@ -360,98 +420,22 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
     return _done(Work(g, "gather", [req], finish), async_op)
 
 
+@collective
 def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool = False):
     """Every rank's ``tensor`` becomes ``scatter_list[rank]`` of rank ``src`` (None on the other ranks)."""
-    g, ins = _rooted("scatter", group, tensor, scatter_list, src)
+    g, ins, src = _rooted("scatter", group, tensor, scatter_list, src)
     whole = np.concatenate([Buffer(t).array for t in ins]) if ins else None
     dst = Buffer(tensor, read=False)
     req = g.comm.Iscatter(whole, dst.array, root=src)
     return _done(Work(g, "scatter", [req], lambda: (whole, dst.finish())), async_op)
 
 
+@collective
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Returns once every rank has called it (or raises after the group's timeout)."""
-    g = _group(group, "barrier")
+    g = _resolve_group(group, "barrier")
     g.agree("barrier")
     return _done(Work(g, "barrier", [g.comm.Ibarrier()]), async_op)
-
-
-# ---- point to point: a header (dtype, shape) on the metadata communicator, then the data ----
-def _header(t) -> np.ndarray:
-    h = np.full(10, -1, dtype=np.int64)
-    h[0], h[1] = SUPPORTED.index(t.dtype), t.numel()
-    h[2:2 + min(t.ndim, 8)] = list(t.shape)[:8]
-    return h
-
-
-def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
-    """Starts sending ``tensor`` to rank ``dst``; ``wait()`` on the result."""
-    g = _group(group, "send")
-    g.ensure_usable("send")
-    check_tensor("send", tensor, writable=False)
-    _check_rank(g, "send", dst, "dst")
-    buf = Buffer(tensor)
-    head = _header(tensor)
-    reqs = [g.meta_comm.Isend(head, dest=dst, tag=tag), g.comm.Isend(buf.array, dest=dst, tag=tag)]
-    return Work(g, "send", reqs, lambda: (head, buf))  # the buffers live until the sends complete
-
-
-def send(tensor, dst: int, group=None, tag: int = 0) -> None:
-    isend(tensor, dst, group, tag).wait()
-
-
-class _RecvWork(Work):
-    """A receive: the header first (it names the sender when src is None), then the data."""
-
-    def __init__(self, g: Group, tensor, src, tag: int):
-        self.head = np.empty(10, dtype=np.int64)
-        self.status = g.MPI.Status()
-        source = g.MPI.ANY_SOURCE if src is None else src
-        super().__init__(g, "recv", [g.meta_comm.Irecv(self.head, source=source, tag=tag)])
-        self.tensor, self.tag, self.sender = tensor, tag, -1
-
-    def wait(self, timeout=None) -> bool:
-        if self._done:
-            return True
-        g, t = self._group, self.tensor
-        g.wait("recv", self._requests, timeout, [self.status])
-        self.sender = self.status.Get_source()
-        buf = Buffer(t, read=False)
-        count = int(self.head[1])
-        data = buf.array if count == t.numel() else np.empty(count, dtype=carrier_numpy_dtype(
-            SUPPORTED[int(self.head[0])]))
-        g.wait("recv", [g.comm.Irecv(data, source=self.sender, tag=self.tag)], timeout)
-        mine = _header(t)
-        if not np.array_equal(self.head, mine):
-            sent = SUPPORTED[int(self.head[0])]
-            shape = tuple(int(x) for x in self.head[2:] if x >= 0)
-            raise CollectiveMismatchError(f"[recv] rank {self.sender} sent {sent} {shape} but the receiving tensor is "
-                                          f"{t.dtype} {tuple(t.shape)}")
-        buf.finish()
-        self._done = True
-        return True
-
-
-def irecv(tensor, src: int | None = None, group=None, tag: int = 0) -> Work:
-    """Starts receiving into ``tensor`` from rank ``src`` (any rank when None); ``wait()`` on the result."""
-    g = _group(group, "recv")
-    g.ensure_usable("recv")
-    check_tensor("recv", tensor, writable=True)
-    if src is not None:
-        _check_rank(g, "recv", src, "src")
-    return _RecvWork(g, tensor, src, tag)
-
-
-def recv(tensor, src: int | None = None, group=None, tag: int = 0) -> int:
-    """Receives into ``tensor``; returns the sender's rank."""
-    w = irecv(tensor, src, group, tag)
-    w.wait()
-    return w.sender
-
-
-def _check_rank(g: Group, op: str, r, name: str) -> None:
-    if not isinstance(r, int) or not 0 <= r < g.size:
-        raise ValueError(f"[{op}] {name} must be a rank in [0, {g.size}), got {r!r}")
 
 
 def _check_world_pair(g: Group, op: str, output: tuple, input: tuple, *, output_is_whole: bool) -> None:
@@ -471,3 +455,7 @@ def _same_kind(op: str, out, ref, name: str, shape: bool = True) -> None:
         raise TypeError(f"[{op}] {name} has dtype {out.dtype} but the input has {ref.dtype}")
     if shape and tuple(out.shape) != tuple(ref.shape):
         raise ValueError(f"[{op}] {name} has shape {tuple(out.shape)} but the input has {tuple(ref.shape)}")
+
+
+# Point to point (send/recv): _p2p.py.
+from ._p2p import irecv, isend, recv, send  # noqa: E402

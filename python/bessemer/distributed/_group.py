@@ -13,17 +13,19 @@ every rank raises naming the op and each rank's tensor, instead of MPI reducing 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 
 from ._buffers import SUPPORTED as _DTYPES  # the codes of dtypes in the metadata check
 
 _OPS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "barrier",
-        "send", "recv", "ddp_shapes", "reduce", "gather", "scatter")
+        "send", "recv", "ddp_shapes", "reduce", "gather", "scatter", "new_group")
 REDUCE_NAMES = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
 _MAX_DIMS = 8
 _META = 4 + _MAX_DIMS + 3  # op, dtype, ndim, numel, shape..., device kind, extra (root or reduce op), extra2
@@ -75,9 +77,63 @@ def describe(meta: np.ndarray) -> str:
 
 
 class Group:
+    """The default group (MPI's world), or a subgroup of it made by ``new_group``: its own
+    communicators, over the listed global ranks in increasing order (``global_ranks``; None for the
+    world, whose ranks are the global ones). On a rank outside a subgroup ``member`` is False."""
+
+    global_ranks: list[int] | None = None
+    member = True
+    subgroups: list
+
+    @classmethod
+    def split(cls, parent: Group, ranks: list[int], timeout: float, backend: str) -> Group:
+        """A subgroup of ``parent`` (the world): collective over every rank of it, members or not."""
+        g = cls.__new__(cls)
+        g.MPI, g.parent, g.subgroups = parent.MPI, parent, []
+        g.global_ranks, g.member = list(ranks), parent.rank in ranks
+        color = 0 if g.member else parent.MPI.UNDEFINED
+        key = ranks.index(parent.rank) if g.member else 0
+        comm, meta = parent.comm.Split(color, key), parent.meta_comm.Split(color, key)
+        g.comm, g.meta_comm = (comm, meta) if g.member else (None, None)
+        g.rank, g.size = (comm.Get_rank(), comm.Get_size()) if g.member else (-1, -1)
+        g.backend, g.timeout = backend, timeout
+        g.use_nccl, g.nccl = parent.use_nccl and backend != "mpi", None
+        g.broken, g.check, g.failing = None, parent.check, False
+        parent.subgroups.append(g)
+        return g
+
+    def global_rank(self, r: int) -> int:
+        return r if self.global_ranks is None else self.global_ranks[r]
+
+    def group_rank(self, op: str, r, name: str) -> int:
+        """The rank in this group of global rank ``r`` (torch's collectives take global ranks)."""
+        if not isinstance(r, int) or isinstance(r, bool):
+            raise ValueError(f"[{op}] {name} must be an int rank, got {r!r}")
+        if self.global_ranks is None:
+            if not 0 <= r < self.size:
+                raise ValueError(f"[{op}] {name} must be a rank in [0, {self.size}), got {r}")
+            return r
+        if r not in self.global_ranks:
+            raise ValueError(f"[{op}] {name} {r} is not in the group (its global ranks: {self.global_ranks})")
+        return self.global_ranks.index(r)
+
+    def free(self) -> None:
+        """Frees a subgroup's communicators (its ranks call this together, as destroy_process_group)."""
+        for sub in getattr(self, "subgroups", []):
+            sub.free()
+        if self.global_ranks is not None and self.comm is not None:
+            if self.nccl is not None:
+                self.nccl.destroy()
+            if self.broken is None and not self.MPI.Is_finalized():
+                self.comm.Free()
+                self.meta_comm.Free()
+            self.comm = self.meta_comm = None
+        self.broken = self.broken or "the group was destroyed"
+
     def __init__(self, backend: str, timeout: float, use_nccl: bool = False):
         MPI = _mpi()
         self.MPI = MPI
+        self.subgroups = []
         if MPI.Is_finalized():
             raise DistError("[init_process_group] MPI was finalized by destroy_process_group and cannot start again "
                             "in this process")
@@ -117,6 +173,8 @@ class Group:
                 os._exit(1)
 
             threading.Thread(target=watchdog, daemon=True).start()
+            for sub in self.subgroups:
+                sub.free()
             if self.nccl is not None:
                 self.nccl.destroy()
             self.comm.Free()
@@ -128,6 +186,8 @@ class Group:
     def ensure_usable(self, op: str) -> None:
         if self.comm is None:
             raise DistError(f"[{op}] the process group was destroyed")
+        if self.global_ranks is not None and self.parent.comm is None:
+            raise DistError(f"[{op}] the default process group was destroyed, and its subgroups with it")
         if self.broken is not None:
             raise DistBackendError(f"[{op}] the process group is unusable after an earlier failure: {self.broken}")
 
@@ -175,7 +235,7 @@ class Group:
         self.wait(op, [self.meta_comm.Iallgather(mine, every)])
         if (every == mine).all():
             return
-        lines = "; ".join(f"rank {r}: {describe(every[r])}" for r in range(self.size))
+        lines = "; ".join(f"rank {self.global_rank(r)}: {describe(every[r])}" for r in range(self.size))
         raise CollectiveMismatchError(f"[{op}] the ranks disagree on the collective: {lines}")
 
 
@@ -209,3 +269,25 @@ class Work:
         if self._finish is not None:
             self._finish()
         return True
+
+
+class NotInGroup(Exception):
+    """Raised by the group lookup on a rank outside the group; ``collective`` turns it into a no-op."""
+
+    def __init__(self, op: str, rank: int):
+        super().__init__(op)
+        self.op, self.rank = op, rank
+
+
+def collective(fn):
+    """A collective called on a rank outside its group does nothing and returns None, as torch's."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except NotInGroup as e:
+            warnings.warn(f"[{e.op}] rank {e.rank} is not in the given group: nothing to do", stacklevel=2)
+            return None
+
+    return call

@@ -20,11 +20,16 @@ __all__ = ["SyncBatchNorm"]
 _HALF = (_core.dtype.float16, _core.dtype.bfloat16)
 
 
-def _world():
-    """The default group's size when one is initialised, else None."""
+def _world(group):
+    """(the group's size, the group) when a process group is initialised, else (None, None)."""
     from .. import distributed as dist
 
-    return dist.get_world_size() if dist.is_initialized() else None
+    if not dist.is_initialized():
+        return None, None
+    size = dist.get_world_size(group)
+    if size < 0:
+        raise ValueError(f"[SyncBatchNorm] rank {dist.get_rank()} is not in the layer's process_group")
+    return size, group
 
 
 def _per_channel(v: Tensor, ndim: int) -> Tensor:
@@ -33,7 +38,7 @@ def _per_channel(v: Tensor, ndim: int) -> Tensor:
 
 class _SyncBatchNormFunction(Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, running_mean, running_var, eps, factor, world):
+    def forward(ctx, x, weight, bias, running_mean, running_var, eps, factor, world, group):
         from .. import distributed as dist
 
         dims = [0] + list(range(2, x.ndim))
@@ -45,7 +50,7 @@ class _SyncBatchNormFunction(Function):
         if world is not None:
             stats = _core.cat([_core.full([1], float(n), xs.dtype, xs.device), mean, m2], 0)
             every = _core.empty([world, 2 * c + 1], xs.dtype, xs.device)
-            dist.all_gather_into_tensor(every, stats)
+            dist.all_gather_into_tensor(every, stats, group=group)
             counts, means, m2s = every[:, :1], every[:, 1:c + 1], every[:, c + 1:]
             total = float(counts.sum().item())
             mean = (counts * means).sum(0) / total
@@ -68,7 +73,7 @@ class _SyncBatchNormFunction(Function):
             running_mean.mul_(1 - factor).add_(mean.to(running_mean.dtype) * factor)
             running_var.mul_(1 - factor).add_(unbiased.to(running_var.dtype) * factor)
         ctx.save_for_backward(xhat, weight, invstd)
-        ctx.total, ctx.world, ctx.dims, ctx.dtype = total, world, dims, x.dtype
+        ctx.total, ctx.world, ctx.group, ctx.dims, ctx.dtype = total, world, group, dims, x.dtype
         return y.to(x.dtype) if y.dtype != x.dtype else y
 
     @staticmethod
@@ -84,7 +89,7 @@ class _SyncBatchNormFunction(Function):
         if ctx.needs_input_grad[0]:
             both = _core.cat([sum_dy, sum_dy_xhat], 0)
             if ctx.world is not None:  # every rank's samples moved the statistics this rank used
-                dist.all_reduce(both)
+                dist.all_reduce(both, group=ctx.group)
             c = sum_dy.shape[0]
             scale = invstd if weight is None else invstd * weight.to(invstd.dtype)
             gx = _per_channel(scale, ndim) * (g - _per_channel(both[:c] / ctx.total, ndim)
@@ -95,22 +100,20 @@ class _SyncBatchNormFunction(Function):
             gw = sum_dy_xhat.to(weight.dtype)
         if ctx.needs_input_grad[2]:
             gb = sum_dy.to(grad.dtype)
-        return gx, gw, gb, None, None, None, None, None
+        return gx, gw, gb, None, None, None, None, None, None
 
 
 class SyncBatchNorm(BatchNorm2d):
     """torch.nn.SyncBatchNorm: BatchNorm over dim 1 of an input of 2 or more dims, with statistics
-    over every process of the default group in training (``bessemer.distributed``). Same arguments,
-    buffers and state_dict keys as BatchNorm2d; ``process_group`` must be None (the default group:
-    bessemer.distributed has no subgroups yet). ``convert_sync_batchnorm`` swaps a model's
-    BatchNorm2d layers for it, keeping their parameters and buffers."""
+    over every process of ``process_group`` in training (the default group when None; a group from
+    ``bessemer.distributed.new_group``). Same arguments, buffers and state_dict keys as BatchNorm2d.
+    ``convert_sync_batchnorm`` swaps a model's BatchNorm2d layers for it, keeping their parameters
+    and buffers."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, process_group=None, device=None, dtype=None):
-        if process_group is not None:
-            raise ValueError("[SyncBatchNorm] process_group must be None: bessemer.distributed has only the default "
-                             "group")
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim < 2:
@@ -118,13 +121,14 @@ class SyncBatchNorm(BatchNorm2d):
         if input.shape[1] != self.num_features:
             raise ValueError(f"[SyncBatchNorm] expected {self.num_features} channels in dim 1, got input of shape "
                              f"{list(input.shape)}")
-        world = _world() if self.training else None
+        world, group = _world(self.process_group) if self.training else (None, None)
         if input.ndim == 4 and (world is None or not self.training):
             return super().forward(input)  # one process, or eval: BatchNorm2d's kernels
         if not self.training:
             stats = (self.running_mean, self.running_var) if self.running_mean is not None else None
             if stats is None:
-                return _SyncBatchNormFunction.apply(input, self.weight, self.bias, None, None, self.eps, 0.0, None)
+                return _SyncBatchNormFunction.apply(input, self.weight, self.bias, None, None, self.eps, 0.0, None,
+                                                    None)
             shape = [1, -1] + [1] * (input.ndim - 2)
             y = (input - stats[0].reshape(shape)) * (stats[1] + self.eps).rsqrt().reshape(shape)
             if self.weight is not None:
@@ -135,7 +139,7 @@ class SyncBatchNorm(BatchNorm2d):
         if count and self.momentum is None:  # cumulative moving average over the batches seen
             factor = 1.0 / float(self.num_batches_tracked.item() + 1)
         track = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
-        out = _SyncBatchNormFunction.apply(input, self.weight, self.bias, *track, self.eps, factor, world)
+        out = _SyncBatchNormFunction.apply(input, self.weight, self.bias, *track, self.eps, factor, world, group)
         if count:
             _core.copy_(self.num_batches_tracked, self.num_batches_tracked + 1)
         return out
@@ -147,9 +151,7 @@ class SyncBatchNorm(BatchNorm2d):
         if isinstance(module, BatchNorm2d) and not isinstance(module, SyncBatchNorm):
             new = cls.__new__(cls)
             new.__dict__.update(module.__dict__)  # parameters, buffers, hooks, training flag, eps, momentum
-            if process_group is not None:
-                raise ValueError("[SyncBatchNorm] process_group must be None: bessemer.distributed has only the "
-                                 "default group")
+            object.__setattr__(new, "process_group", process_group)
             return new
         for name, child in list(module.named_children()):
             converted = cls.convert_sync_batchnorm(child, process_group)

@@ -48,7 +48,10 @@ class DistributedDataParallel(Module):
             raise TypeError("[DistributedDataParallel] module must be a bessemer.nn.Module, got "
                             f"{type(module).__name__}")
         self._dist = dist
-        self._group = dist._group(process_group, "DistributedDataParallel")
+        self._group = dist._resolve_group(process_group, "DistributedDataParallel", members_only=False)
+        if not self._group.member:
+            raise ValueError(f"[DistributedDataParallel] rank {dist.get_rank()} is not in process_group "
+                             f"{self._group.global_ranks}: wrap the model only on the group's ranks")
         self.module = module
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
@@ -97,7 +100,8 @@ class DistributedDataParallel(Module):
         every = np.empty((g.size, 3), dtype=np.int64)
         g.wait("DistributedDataParallel", [g.meta_comm.Iallgather(mine, every)])
         if not (every == mine).all():
-            rows = "; ".join(f"rank {r}: {every[r][0]} parameters, {every[r][1]} elements" for r in range(g.size))
+            rows = "; ".join(f"rank {g.global_rank(r)}: {every[r][0]} parameters, {every[r][1]} elements"
+                             for r in range(g.size))
             raise self._dist.CollectiveMismatchError(
                 f"[DistributedDataParallel] the ranks' models differ in their parameters' shapes or dtypes: {rows}")
 
@@ -109,7 +113,7 @@ class DistributedDataParallel(Module):
         with no_grad():
             for ts in groups.values():
                 flat = _core.cat([t.detach().reshape(-1) for t in ts], 0)
-                self._dist.broadcast(flat, 0)
+                self._dist.broadcast(flat, self._group.global_rank(0), group=self._group)
                 off = 0
                 for t in ts:
                     t.copy_(flat[off:off + t.numel()].reshape(tuple(t.shape)))
@@ -169,7 +173,7 @@ class DistributedDataParallel(Module):
                 used = _core.from_numpy(np.array([float(id(p) in self._ready) for p in b.params], np.float32))
                 parts.append(_core.to_device(_core.cast(used, b.params[0].dtype), b.params[0].device))
             b.flat = _core.cat(parts, 0)
-        b.work = self._dist.all_reduce(b.flat, async_op=True, _checked=False)
+        b.work = self._dist.all_reduce(b.flat, async_op=True, group=self._group, _checked=False)
 
     def _finish(self) -> None:
         missing = [p for p in self._params if id(p) not in self._ready]
