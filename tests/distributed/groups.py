@@ -20,6 +20,7 @@ odd = dist.new_group([3, 1])  # the group's ranks follow the global ones: 1 -> 0
 even = dist.new_group([0, 2])
 member = R % 2 == 1
 assert dist.get_process_group_ranks(odd) == [1, 3] and dist.get_global_rank(odd, 1) == 3
+assert odd.use_nccl == dist._resolve_group(None, "test").use_nccl  # the default group's engines
 assert (dist.get_rank(odd), dist.get_world_size(odd)) == ((R // 2, 2) if member else (-1, -1))
 
 

@@ -138,8 +138,10 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
         timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout))
     # Which ranks: a bitmask over the world; the check makes every rank agree before the split.
     world.agree("new_group", None, sum(1 << r for r in members) & ((1 << 62) - 1), len(members))
-    backend = world.backend if backend is None else ("nccl" if str(backend).lower() == "nccl" else "mpi")
-    return Group.split(world, members, seconds, backend)
+    # None: the default group's engines (NCCL for cuda tensors unless it was made with backend="mpi").
+    use_nccl = world.use_nccl if backend is None else str(backend).lower() == "nccl"
+    backend = world.backend if backend is None else ("nccl" if use_nccl else "mpi")
+    return Group.split(world, members, seconds, backend, use_nccl)
 
 
 def _resolve_group(group, op: str, members_only: bool = True) -> Group:

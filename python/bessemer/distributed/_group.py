@@ -86,7 +86,7 @@ class Group:
     subgroups: list
 
     @classmethod
-    def split(cls, parent: Group, ranks: list[int], timeout: float, backend: str) -> Group:
+    def split(cls, parent: Group, ranks: list[int], timeout: float, backend: str, use_nccl: bool) -> Group:
         """A subgroup of ``parent`` (the world): collective over every rank of it, members or not."""
         g = cls.__new__(cls)
         g.MPI, g.parent, g.subgroups = parent.MPI, parent, []
@@ -97,7 +97,7 @@ class Group:
         g.comm, g.meta_comm = (comm, meta) if g.member else (None, None)
         g.rank, g.size = (comm.Get_rank(), comm.Get_size()) if g.member else (-1, -1)
         g.backend, g.timeout = backend, timeout
-        g.use_nccl, g.nccl = parent.use_nccl and backend != "mpi", None
+        g.use_nccl, g.nccl = use_nccl, None
         g.broken, g.check, g.failing = None, parent.check, False
         parent.subgroups.append(g)
         return g
