@@ -6,7 +6,10 @@ and an N-th of the batch each. Prints images per second of both and their ratio,
 every step side by side. With BatchNorm2d the curves agree closely but not to the last digit: it
 normalizes each rank's share by that share's own statistics (as torch's DistributedDataParallel does
 without SyncBatchNorm), where one process uses the whole batch's. With --sync-bn 1 the DDP model's
-BatchNorm2d layers become SyncBatchNorm and the curves agree to rounding.
+BatchNorm2d layers become SyncBatchNorm: the first step's loss is the same, and later steps differ
+only by rounding, amplified by training (--gpus 1 --sync-bn 1 shows the same difference between
+SyncBatchNorm's arithmetic and BatchNorm2d's in one process: 8e-4 after 4 steps of batch 4 on cpu,
+against 1e-2 on two processes without SyncBatchNorm).
 """
 
 from __future__ import annotations
