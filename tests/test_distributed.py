@@ -169,6 +169,15 @@ def test_sync_batchnorm_trains_as_one_process_on_the_whole_batch(n, device):
         assert f"[rank{r}]: rank {r}: 3-D input normalised by the whole batch" in p.stdout
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_object_collectives(n):
+    p, _ = run("--nproc-per-node", n, HERE / "objects.py")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    for r in range(n):
+        for what in ("object collectives", "object collectives on a subgroup", "object collective errors"):
+            assert f"[rank{r}]: rank {r}: {what}" in p.stdout, what
+
+
 @pytest.mark.parametrize("device", ["cpu", "metal-sim"])
 def test_new_group_collectives_sync_batchnorm_and_ddp_on_a_subgroup(device):
     p, _ = run("--nproc-per-node", 4, HERE / "groups.py", device)

@@ -27,8 +27,8 @@ from ._group import CollectiveMismatchError, DistBackendError, DistError, Group,
 __all__ = ["init_process_group", "is_initialized", "is_available", "destroy_process_group", "new_group", "get_rank",
            "get_world_size", "get_global_rank", "get_process_group_ranks", "get_backend", "barrier", "all_reduce",
            "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "reduce", "gather", "scatter",
-           "send", "recv", "isend", "irecv", "ReduceOp", "Work", "DistError", "DistBackendError",
-           "CollectiveMismatchError"]
+           "send", "recv", "isend", "irecv", "all_gather_object", "gather_object", "broadcast_object_list",
+           "scatter_object_list", "ReduceOp", "Work", "DistError", "DistBackendError", "CollectiveMismatchError"]
 
 _dt = _core.dtype
 _WORLD: Group | None = None
@@ -459,5 +459,6 @@ def _same_kind(op: str, out, ref, name: str, shape: bool = True) -> None:
         raise ValueError(f"[{op}] {name} has shape {tuple(out.shape)} but the input has {tuple(ref.shape)}")
 
 
-# Point to point (send/recv): _p2p.py.
+# Point to point (send/recv): _p2p.py; picklable objects: _objects.py.
+from ._objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list  # noqa: E402
 from ._p2p import irecv, isend, recv, send  # noqa: E402

@@ -25,7 +25,8 @@ import numpy as np
 from ._buffers import SUPPORTED as _DTYPES  # the codes of dtypes in the metadata check
 
 _OPS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "barrier",
-        "send", "recv", "ddp_shapes", "reduce", "gather", "scatter", "new_group")
+        "send", "recv", "ddp_shapes", "reduce", "gather", "scatter", "new_group", "all_gather_object", "gather_object",
+        "broadcast_object_list", "scatter_object_list")
 REDUCE_NAMES = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
 _MAX_DIMS = 8
 _META = 4 + _MAX_DIMS + 3  # op, dtype, ndim, numel, shape..., device kind, extra (root or reduce op), extra2
@@ -60,15 +61,19 @@ def describe(meta: np.ndarray) -> str:
     if name == "barrier":
         return "barrier"
     shape = tuple(int(x) for x in meta[4:4 + ndim]) if ndim <= _MAX_DIMS else f"({numel} elements)"
-    text = f"{name} of {_DTYPES[dtype] if 0 <= dtype < len(_DTYPES) else dtype} {shape}"
+    text = name if dtype < 0 else f"{name} of {_DTYPES[dtype] if dtype < len(_DTYPES) else dtype} {shape}"
     kind = int(meta[-3])
     if 0 <= kind < len(_DEVICE_KINDS):
         text += f" on {_DEVICE_KINDS[kind]}"
     extra = int(meta[-2])
-    if name in ("broadcast", "scatter"):
+    if name in ("broadcast", "scatter", "broadcast_object_list", "scatter_object_list"):
         text += f" from rank {extra}"
-    elif name in ("reduce", "gather"):
+        if name == "broadcast_object_list":
+            text += f" of a list of {int(meta[-1])}"
+    elif name in ("reduce", "gather", "gather_object"):
         text += f" to rank {extra}"
+    elif name == "all_gather_object":
+        text += f" into a list of {extra}"
         if name == "reduce" and 0 <= int(meta[-1]) < len(REDUCE_NAMES):
             text += f" with ReduceOp.{REDUCE_NAMES[int(meta[-1])]}"
     elif name in ("all_reduce", "reduce_scatter_tensor") and 0 <= extra < len(REDUCE_NAMES):
