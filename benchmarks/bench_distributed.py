@@ -130,7 +130,7 @@ def rank_main(total_batch: int, cuda: bool = False) -> None:
         _cuda_rows(dist, rank, n)
         dist.destroy_process_group()
         return
-    comm = dist._WORLD.comm
+    comm = dist._resolve_group(None, "bench_distributed").comm
     _allreduce_rows(dist, comm, rank, n)
     rate = _train_rate(_mlp, total_batch // n, 30, DistributedDataParallel)
     if rank == 0:

@@ -125,15 +125,14 @@ class SavedFnNode final : public Node {
   SavedBackwardFn fn_;
 };
 
-// A closure node's edges (floating inputs that require grad), then `out`'s history.
+}  // namespace
+
 void attach(const std::shared_ptr<Node>& node, const std::vector<TensorPtr>& inputs, const TensorPtr& out) {
   node->next.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i] && is_floating(inputs[i]->dtype)) node->next[i] = gradient_edge(inputs[i]);
   set_history(out, node);
 }
-
-}  // namespace
 
 void record_saved_fn(const char* name, const std::vector<TensorPtr>& inputs, const TensorPtr& out,
                      const std::vector<TensorPtr>& saved, SavedBackwardFn backward) {

@@ -36,6 +36,11 @@ void record_op(OpId op, const std::vector<Operand>& xs, const OpArgs& args, cons
 using BackwardFn = std::function<std::vector<TensorPtr>(const TensorPtr& grad)>;
 void record_fn(const char* name, const std::vector<TensorPtr>& inputs, const TensorPtr& out, BackwardFn backward);
 
+// Makes `node` the history of `out`, with an edge per input (the floating inputs that require grad;
+// null entries and the others get none): how every closure node joins the graph, Python's
+// autograd.Function among them.
+void attach(const std::shared_ptr<Node>& node, const std::vector<TensorPtr>& inputs, const TensorPtr& out);
+
 // A zero tensor of geom's shape with `g` written into the view view_fn(zeros): the backward of
 // select and slice (recorded under create_graph: its own backward is view_fn).
 TensorPtr view_scatter(const TensorPtr& g, const TensorGeometry& geom,

@@ -2,6 +2,7 @@
 // grad_fn node objects, grad mode, and the engine entry points behind bessemer.autograd.
 #include "autograd/engine.h"
 #include "autograd/inplace.h"
+#include "autograd/record.h"
 #include "bindings/common.h"
 #include "core/errors.h"
 
@@ -161,12 +162,7 @@ void init_autograd(py::module_& m) {
                       std::string(dtype_name(out->dtype)));
     if (!is_leaf(*out) || requires_grad(out))
       throw Error("[" + name + "] the output already has a history");
-    std::vector<TensorPtr> in = tensor_list(inputs);
-    auto node = std::make_shared<PyFunctionNode>(name, std::move(backward));
-    node->next.resize(in.size());
-    for (size_t i = 0; i < in.size(); ++i)
-      if (in[i] && is_floating(in[i]->dtype)) node->next[i] = gradient_edge(in[i]);
-    set_history(out, node);
+    attach(std::make_shared<PyFunctionNode>(name, std::move(backward)), tensor_list(inputs), out);
   }, py::arg("name"), py::arg("inputs"), py::arg("output"), py::arg("backward"));
   m.def("_queue_backward_callback", [](py::object fn) {
     queue_backward_callback([call = PyCallable(std::move(fn))] { call(); });

@@ -21,8 +21,10 @@ import os
 import numpy as np
 
 from .. import _core
+from . import _group
 from ._buffers import Buffer, check_tensor, write_back
-from ._group import CollectiveMismatchError, DistBackendError, DistError, Group, NotInGroup, Work, collective
+from ._group import CollectiveMismatchError, DistBackendError, DistError, Group, Work, collective
+from ._group import resolve as _resolve_group
 
 __all__ = ["init_process_group", "is_initialized", "is_available", "destroy_process_group", "new_group", "get_rank",
            "get_world_size", "get_global_rank", "get_process_group_ranks", "get_backend", "barrier", "all_reduce",
@@ -31,7 +33,6 @@ __all__ = ["init_process_group", "is_initialized", "is_available", "destroy_proc
            "scatter_object_list", "ReduceOp", "Work", "DistError", "DistBackendError", "CollectiveMismatchError"]
 
 _dt = _core.dtype
-_WORLD: Group | None = None
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # torch's default for non-NCCL groups
 
 
@@ -58,7 +59,15 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
-    return _WORLD is not None
+    return _group._world is not None
+
+
+def _seconds(timeout, op: str) -> float:
+    """A timeout given as a ``datetime.timedelta`` or seconds, in seconds (positive)."""
+    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
+    if not seconds > 0:
+        raise ValueError(f"[{op}] timeout must be positive, got {timeout!r}")
+    return seconds
 
 
 def init_process_group(backend: str | None = None, init_method: str | None = None, timeout=None,
@@ -69,8 +78,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     (``python -m bessemer.distributed.run``) or ``mpirun`` started; ``RANK`` and ``WORLD_SIZE``, when
     set, must agree with it. ``timeout``: a ``datetime.timedelta`` or seconds (default 30 minutes), the
     longest any collective waits."""
-    global _WORLD
-    if _WORLD is not None:
+    if is_initialized():
         raise DistError("[init_process_group] the default process group is already initialized")
     backend = "default" if backend is None else str(backend).lower()
     if backend not in ("default", "mpi", "nccl", "gloo"):
@@ -80,11 +88,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                          "MPI (the launcher or mpirun); leave it None")
     if store is not None:
         raise ValueError("[init_process_group] store= is not supported: the world comes from MPI")
-    if timeout is None:
-        timeout = _DEFAULT_TIMEOUT
-    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
-    if not seconds > 0:
-        raise ValueError(f"[init_process_group] timeout must be positive, got {timeout!r}")
+    seconds = _seconds(_DEFAULT_TIMEOUT if timeout is None else timeout, "init_process_group")
     if not is_available():
         raise ImportError("[init_process_group] bessemer.distributed needs mpi4py and an MPI library: "
                           "pip install 'bessemer[distributed]' (mpi4py and mpich)")
@@ -102,19 +106,18 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                 "the job with that library's own mpirun")
         raise DistError(f"[init_process_group] expected rank {expect_rank} of {expect_size} (RANK/WORLD_SIZE or the "
                         f"arguments), but MPI started this process as rank {g.rank} of {g.size}: {hint}")
-    _WORLD = g
+    _group.set_world(g)
 
 
 def destroy_process_group(group=None) -> None:
     """Leaves the process group (and finalizes MPI unless an earlier failure makes that unsafe); with a
     group from ``new_group``, frees that group only. Every rank calls it, as new_group."""
-    global _WORLD
     g = _resolve_group(group, "destroy_process_group", members_only=False)
-    if g is not _WORLD:
+    if g.global_ranks is not None:  # a subgroup
         g.free()
         return
     g.finalize()
-    _WORLD = None
+    _group.set_world(None)
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization: bool = False,
@@ -134,27 +137,13 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     if len(set(members)) != len(members) or not members:
         raise ValueError(f"[new_group] ranks must be distinct and not empty, got {members}")
     members.sort()  # a member's rank in the group follows its global rank (torch's order)
-    seconds = world.timeout if timeout is None else (
-        timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout))
+    seconds = world.timeout if timeout is None else _seconds(timeout, "new_group")
     # Which ranks: a bitmask over the world; the check makes every rank agree before the split.
     world.agree("new_group", None, sum(1 << r for r in members) & ((1 << 62) - 1), len(members))
     # None: the default group's engines (NCCL for cuda tensors unless it was made with backend="mpi").
     use_nccl = world.use_nccl if backend is None else str(backend).lower() == "nccl"
     backend = world.backend if backend is None else ("nccl" if use_nccl else "mpi")
     return Group.split(world, members, seconds, backend, use_nccl)
-
-
-def _resolve_group(group, op: str, members_only: bool = True) -> Group:
-    if _WORLD is None:
-        raise ValueError(f"[{op}] the default process group has not been initialized: call "
-                         "bessemer.distributed.init_process_group() first")
-    if group is None or group is _WORLD:
-        return _WORLD
-    if not isinstance(group, Group):
-        raise TypeError(f"[{op}] group must be None or a group from new_group, got {type(group).__name__}")
-    if members_only and not group.member:
-        raise NotInGroup(op, _WORLD.rank)
-    return group
 
 
 def get_rank(group=None) -> int:

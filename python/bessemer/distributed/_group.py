@@ -88,13 +88,12 @@ class Group:
 
     global_ranks: list[int] | None = None
     member = True
-    subgroups: list
 
     @classmethod
     def split(cls, parent: Group, ranks: list[int], timeout: float, backend: str, use_nccl: bool) -> Group:
         """A subgroup of ``parent`` (the world): collective over every rank of it, members or not."""
         g = cls.__new__(cls)
-        g.MPI, g.parent, g.subgroups = parent.MPI, parent, []
+        g.MPI, g.parent = parent.MPI, parent
         g.global_ranks, g.member = list(ranks), parent.rank in ranks
         color = 0 if g.member else parent.MPI.UNDEFINED
         key = ranks.index(parent.rank) if g.member else 0
@@ -103,7 +102,7 @@ class Group:
         g.rank, g.size = (comm.Get_rank(), comm.Get_size()) if g.member else (-1, -1)
         g.backend, g.timeout = backend, timeout
         g.use_nccl, g.nccl = use_nccl, None
-        g.broken, g.check, g.failing = None, parent.check, False
+        g.broken, g.check = None, parent.check
         parent.subgroups.append(g)
         return g
 
@@ -124,9 +123,7 @@ class Group:
 
     def free(self) -> None:
         """Frees a subgroup's communicators (its ranks call this together, as destroy_process_group)."""
-        for sub in getattr(self, "subgroups", []):
-            sub.free()
-        if self.global_ranks is not None and self.comm is not None:
+        if self.comm is not None:
             if self.nccl is not None:
                 self.nccl.destroy()
             if self.broken is None and not self.MPI.Is_finalized():
@@ -296,3 +293,27 @@ def collective(fn):
             return None
 
     return call
+
+
+# ---- the default group (init_process_group sets it) and the lookup every collective starts with ----
+_world: Group | None = None
+
+
+def set_world(g: Group | None) -> None:
+    global _world
+    _world = g
+
+
+def resolve(group, op: str, members_only: bool = True) -> Group:
+    """The group a collective runs on: the default one for None. On a rank outside ``group`` it raises
+    NotInGroup (a no-op for ``collective``), unless ``members_only`` is False."""
+    if _world is None:
+        raise ValueError(f"[{op}] the default process group has not been initialized: call "
+                         "bessemer.distributed.init_process_group() first")
+    if group is None or group is _world:
+        return _world
+    if not isinstance(group, Group):
+        raise TypeError(f"[{op}] group must be None or a group from new_group, got {type(group).__name__}")
+    if members_only and not group.member:
+        raise NotInGroup(op, _world.rank)
+    return group

@@ -10,13 +10,7 @@ import pickle
 
 import numpy as np
 
-from ._group import Group, collective
-
-
-def _resolve_group(group, op: str) -> Group:
-    from . import _resolve_group as resolve  # the package's lookup (it holds the default group)
-
-    return resolve(group, op)
+from ._group import Group, collective, resolve
 
 
 def _pickle(obj, op: str) -> np.ndarray:
@@ -65,7 +59,7 @@ def _check_list(op: str, name: str, lst, size: int | None) -> None:
 @collective
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """``object_list[r]`` = rank r's ``obj``, on every rank (object_list has the group's size)."""
-    g = _resolve_group(group, "all_gather_object")
+    g = resolve(group, "all_gather_object")
     _check_list("all_gather_object", "object_list", object_list, g.size)
     mine = _pickle(obj, "all_gather_object")
     g.agree("all_gather_object", None, len(object_list))
@@ -76,7 +70,7 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 @collective
 def gather_object(obj, object_gather_list: list | None = None, dst: int = 0, group=None) -> None:
     """On rank ``dst``: ``object_gather_list[r]`` = rank r's ``obj`` (None on the other ranks)."""
-    g = _resolve_group(group, "gather_object")
+    g = resolve(group, "gather_object")
     root = g.group_rank("gather_object", dst, "dst")
     if g.rank == root:
         _check_list("gather_object", "object_gather_list", object_gather_list, g.size)
@@ -93,7 +87,7 @@ def gather_object(obj, object_gather_list: list | None = None, dst: int = 0, gro
 @collective
 def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None) -> None:
     """In place: every rank's ``object_list`` becomes rank ``src``'s (the lists have the same length)."""
-    g = _resolve_group(group, "broadcast_object_list")
+    g = resolve(group, "broadcast_object_list")
     root = g.group_rank("broadcast_object_list", src, "src")
     _check_list("broadcast_object_list", "object_list", object_list, None)
     raw = _pickle(list(object_list), "broadcast_object_list") if g.rank == root else None
@@ -108,7 +102,7 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
                         src: int = 0, group=None) -> None:
     """``scatter_object_output_list[0]`` on rank r = ``scatter_object_input_list[r]`` of rank ``src``."""
     op = "scatter_object_list"
-    g = _resolve_group(group, op)
+    g = resolve(group, op)
     root = g.group_rank(op, src, "src")
     _check_list(op, "scatter_object_output_list", scatter_object_output_list, None)
     if not scatter_object_output_list:

@@ -6,13 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._buffers import SUPPORTED, Buffer, carrier_numpy_dtype, check_tensor
-from ._group import CollectiveMismatchError, Group, Work, collective
-
-
-def _resolve_group(group, op: str) -> Group:
-    from . import _resolve_group as resolve  # the package's lookup (it holds the default group)
-
-    return resolve(group, op)
+from ._group import CollectiveMismatchError, Group, Work, collective, resolve
 
 
 def _header(t) -> np.ndarray:
@@ -25,7 +19,7 @@ def _header(t) -> np.ndarray:
 @collective
 def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
     """Starts sending ``tensor`` to rank ``dst``; ``wait()`` on the result."""
-    g = _resolve_group(group, "send")
+    g = resolve(group, "send")
     g.ensure_usable("send")
     check_tensor("send", tensor, writable=False)
     dst = g.group_rank("send", dst, "dst")
@@ -75,7 +69,7 @@ class _RecvWork(Work):
 @collective
 def irecv(tensor, src: int | None = None, group=None, tag: int = 0) -> Work:
     """Starts receiving into ``tensor`` from rank ``src`` (any rank when None); ``wait()`` on the result."""
-    g = _resolve_group(group, "recv")
+    g = resolve(group, "recv")
     g.ensure_usable("recv")
     check_tensor("recv", tensor, writable=True)
     if src is not None:

@@ -59,19 +59,33 @@ class BatchNorm2d(Module):
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim != 4:
             raise ValueError(f"[BatchNorm2d] expected 4D input (got {input.ndim}D input)")
+        return self._batch_norm(input)
+
+    def _update_factor(self) -> tuple[float, bool]:
+        """(the running statistics' update factor, whether this call counts a batch in
+        num_batches_tracked): momentum, or with momentum=None the cumulative average's 1/(n+1)."""
         factor = 0.0 if self.momentum is None else self.momentum
         count = self.training and self.track_running_stats and self.num_batches_tracked is not None
         if count:  # written after the call: refused before it, so a refusal changes nothing
-            self.num_batches_tracked._check_writable("BatchNorm2d (num_batches_tracked)")
+            self.num_batches_tracked._check_writable(f"{type(self).__name__} (num_batches_tracked)")
         if count and self.momentum is None:  # cumulative moving average over the batches seen
             factor = 1.0 / float(self.num_batches_tracked.item() + 1)
+        return factor, count
+
+    def _count_batch(self) -> None:
+        # after the call, so a call that raises leaves the counter alone
+        _core.copy_(self.num_batches_tracked, self.num_batches_tracked + 1)
+
+    def _batch_norm(self, input: Tensor) -> Tensor:
+        """F.batch_norm over dim 1 of input (any number of dims) with this layer's state."""
+        factor, count = self._update_factor()
         # Batch statistics in training, and in eval when there are no running statistics.
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
         out = F.batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
                            self.weight, self.bias, use_batch, factor, self.eps)
-        if count:  # after the call, so a call that raises leaves the counter alone
-            _core.copy_(self.num_batches_tracked, self.num_batches_tracked + 1)
+        if count:
+            self._count_batch()
         return out
 
     def extra_repr(self) -> str:

@@ -20,16 +20,16 @@ __all__ = ["SyncBatchNorm"]
 _HALF = (_core.dtype.float16, _core.dtype.bfloat16)
 
 
-def _world(group):
-    """(the group's size, the group) when a process group is initialised, else (None, None)."""
+def _world(group) -> int | None:
+    """The group's size when a process group is initialised, else None."""
     from .. import distributed as dist
 
     if not dist.is_initialized():
-        return None, None
+        return None
     size = dist.get_world_size(group)
     if size < 0:
         raise ValueError(f"[SyncBatchNorm] rank {dist.get_rank()} is not in the layer's process_group")
-    return size, group
+    return size
 
 
 def _per_channel(v: Tensor, ndim: int) -> Tensor:
@@ -47,19 +47,16 @@ class _SyncBatchNormFunction(Function):
         n = x.numel() // max(c, 1)
         mean = xs.sum(dims) / max(n, 1)  # a rank with no samples contributes count 0, not NaN
         m2 = ((xs - _per_channel(mean, x.ndim)) ** 2).sum(dims)
-        if world is not None:
-            stats = _core.cat([_core.full([1], float(n), xs.dtype, xs.device), mean, m2], 0)
-            every = _core.empty([world, 2 * c + 1], xs.dtype, xs.device)
-            dist.all_gather_into_tensor(every, stats, group=group)
-            counts, means, m2s = every[:, :1], every[:, 1:c + 1], every[:, c + 1:]
-            total = float(counts.sum().item())
-            mean = (counts * means).sum(0) / total
-            m2 = (m2s + counts * (means - mean) ** 2).sum(0)
-        else:
-            total = float(n)
+        stats = _core.cat([_core.full([1], float(n), xs.dtype, xs.device), mean, m2], 0)
+        every = _core.empty([world, 2 * c + 1], xs.dtype, xs.device)
+        dist.all_gather_into_tensor(every, stats, group=group)
+        counts, means, m2s = every[:, :1], every[:, 1:c + 1], every[:, c + 1:]
+        total = float(counts.sum().item())
+        mean = (counts * means).sum(0) / total
+        m2 = (m2s + counts * (means - mean) ** 2).sum(0)
         if total <= 1:
             raise ValueError(f"[SyncBatchNorm] expected more than 1 value per channel when training, got input size "
-                             f"{list(x.shape)} on {world or 1} process(es)")
+                             f"{list(x.shape)} on {world} process(es)")
         var = m2 / total
         invstd = (var + eps).rsqrt()
         xhat = (xs - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
@@ -73,7 +70,7 @@ class _SyncBatchNormFunction(Function):
             running_mean.mul_(1 - factor).add_(mean.to(running_mean.dtype) * factor)
             running_var.mul_(1 - factor).add_(unbiased.to(running_var.dtype) * factor)
         ctx.save_for_backward(xhat, weight, invstd)
-        ctx.total, ctx.world, ctx.group, ctx.dims, ctx.dtype = total, world, group, dims, x.dtype
+        ctx.total, ctx.group, ctx.dims, ctx.dtype = total, group, dims, x.dtype
         return y.to(x.dtype) if y.dtype != x.dtype else y
 
     @staticmethod
@@ -88,8 +85,7 @@ class _SyncBatchNormFunction(Function):
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             both = _core.cat([sum_dy, sum_dy_xhat], 0)
-            if ctx.world is not None:  # every rank's samples moved the statistics this rank used
-                dist.all_reduce(both, group=ctx.group)
+            dist.all_reduce(both, group=ctx.group)  # every rank's samples moved the statistics this rank used
             c = sum_dy.shape[0]
             scale = invstd if weight is None else invstd * weight.to(invstd.dtype)
             gx = _per_channel(scale, ndim) * (g - _per_channel(both[:c] / ctx.total, ndim)
@@ -121,27 +117,18 @@ class SyncBatchNorm(BatchNorm2d):
         if input.shape[1] != self.num_features:
             raise ValueError(f"[SyncBatchNorm] expected {self.num_features} channels in dim 1, got input of shape "
                              f"{list(input.shape)}")
-        world, group = _world(self.process_group) if self.training else (None, None)
-        if input.ndim == 4 and (world is None or not self.training):
-            return super().forward(input)  # one process, or eval: BatchNorm2d's kernels
-        if not self.training:
-            stats = (self.running_mean, self.running_var) if self.running_mean is not None else None
-            if stats is None:
-                return _SyncBatchNormFunction.apply(input, self.weight, self.bias, None, None, self.eps, 0.0, None,
-                                                    None)
-            shape = [1, -1] + [1] * (input.ndim - 2)
-            y = (input - stats[0].reshape(shape)) * (stats[1] + self.eps).rsqrt().reshape(shape)
-            if self.weight is not None:
-                y = y * self.weight.reshape(shape)
-            return y + self.bias.reshape(shape) if self.bias is not None else y
-        factor = 0.0 if self.momentum is None else self.momentum
-        count = self.track_running_stats and self.num_batches_tracked is not None
-        if count and self.momentum is None:  # cumulative moving average over the batches seen
-            factor = 1.0 / float(self.num_batches_tracked.item() + 1)
+        world = _world(self.process_group) if self.training else None
+        if world is None:  # eval, or no process group: BatchNorm over dim 1, BatchNorm2d's kernels
+            if self.training and input.numel() <= input.shape[1]:
+                raise ValueError(f"[SyncBatchNorm] expected more than 1 value per channel when training, got input "
+                                 f"size {list(input.shape)} on 1 process")
+            return self._batch_norm(input)
+        factor, count = self._update_factor()
         track = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
-        out = _SyncBatchNormFunction.apply(input, self.weight, self.bias, *track, self.eps, factor, world, group)
+        out = _SyncBatchNormFunction.apply(input, self.weight, self.bias, *track, self.eps, factor, world,
+                                           self.process_group)
         if count:
-            _core.copy_(self.num_batches_tracked, self.num_batches_tracked + 1)
+            self._count_batch()
         return out
 
     @classmethod
