@@ -31,6 +31,13 @@ namespace {
 constexpr int64_t kXi = 16;  // elements of a transformed 4x4 tile
 constexpr int64_t kBlockFloats = int64_t(1) << 20;  // transformed inputs + products of one block (4 MiB)
 
+// The distance between the 16 matrices of the transform domain, at least n floats. A tile's
+// transform stores to (or loads from) all 16 at once; 16 addresses a multiple of 4 KiB apart
+// fall in one set of the L1 cache (which holds 8 to 12 lines of a set) and evict each other. That
+// happened whenever the channel count was a multiple of 64: the input transform ran at a third
+// of its speed. Rounded up to 4 KiB and one cache line on, the 16 land in 16 different sets.
+int64_t set_spread_stride(int64_t n) { return (n + 1023) / 1024 * 1024 + 16; }
+
 }  // namespace
 
 const WinogradKernels& winograd_kernels() {
@@ -99,8 +106,10 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
   tb = std::min(tb, T + kPanelCols - 1) / kPanelCols * kPanelCols;
   const int64_t JPmax = tb / kPanelCols, ldm = tb;
   // V[xi] (C x tiles) as panels of 16 columns, row by row: V[xi][c][col] at
-  // v[((xi * JPmax + col / 16) * C + c) * 16 + col % 16]. M[xi] (Opad x tiles) row-major, ld ldm.
-  Scratch<float> v(kXi * C * tb), m(kXi * Opad * ldm);
+  // v[xi * ldv + (col / 16 * C + c) * 16 + col % 16]. M[xi] (Opad x tiles) row-major, ld ldm, at
+  // m + xi * ldmi. The transforms write (and read) all 16 matrices of a tile at once.
+  const int64_t ldv = set_spread_stride(JPmax * C * kPanelCols), ldmi = set_spread_stride(Opad * ldm);
+  Scratch<float> v(kXi * ldv), m(kXi * ldmi);
   std::vector<Run> runs;
   for (int64_t t0 = 0; t0 < T; t0 += tb) {
     const int64_t t1 = std::min(T, t0 + tb), nb = t1 - t0, JP = (nb + kPanelCols - 1) / kPanelCols;
@@ -112,7 +121,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
     }
     if (nb % kPanelCols != 0) {  // the last panel's columns past nb: zeros, not stale values
       for (int64_t xi = 0; xi < kXi; ++xi) {
-        float* p = v.p + (xi * JPmax + JP - 1) * C * kPanelCols;
+        float* p = v.p + xi * ldv + (JP - 1) * C * kPanelCols;
         std::fill(p, p + C * kPanelCols, 0.0f);
       }
     }
@@ -122,7 +131,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
         const int64_t c = q / R;
         const Run& r = runs[size_t(q % R)];
         k.input_run(x + r.n * g.xs[0] + c * g.xs[1], g.H, g.W, g.xs[2], g.ph, g.pw, r.ty, r.txa, r.txb,
-                    v.p + c * kPanelCols, JPmax * C * kPanelCols, C * kPanelCols, r.col);
+                    v.p + c * kPanelCols, ldv, C * kPanelCols, r.col);
       }
     });
     // M[xi] = U[xi] @ V[xi], one (xi, two 16-column panels) pair per task, all row panels of
@@ -131,8 +140,8 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
     parallel_for(0, kXi * JP2, 1, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t xi = q / JP2, jp = 2 * (q % JP2);
-        const float* b = v.p + (xi * JPmax + jp) * C * kPanelCols;
-        float* c = m.p + xi * Opad * ldm + jp * kPanelCols;
+        const float* b = v.p + xi * ldv + jp * C * kPanelCols;
+        float* c = m.p + xi * ldmi + jp * kPanelCols;
         if (jp + 1 < JP) {
           for (int64_t op = 0; op < OP; ++op)
             k.panel_product2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
@@ -148,7 +157,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t o = q / R;
         const Run& r = runs[size_t(q % R)];
-        k.output_run(m.p + o * ldm + r.col, Opad * ldm, bias ? bias[o] : 0.0f, out + r.n * os[0] + o * os[1], g.OH,
+        k.output_run(m.p + o * ldm + r.col, ldmi, bias ? bias[o] : 0.0f, out + r.n * os[0] + o * os[1], g.OH,
                      g.OW, os[2], os[3], r.ty, r.txa, r.txb);
       }
     });
