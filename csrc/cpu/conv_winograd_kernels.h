@@ -254,6 +254,10 @@ inline void weight_run(const float* w, int64_t c0, int64_t c1, float* dst, int64
 // The wide copies run one register block: kPanelRows rows of a times two vectors of b per k, 12
 // accumulators, enough independent FMAs to keep both FMA units busy. V is __m256 (AVX2: the two
 // vectors are one panel's two halves) or __m512 (AVX-512: one vector from each of two panels).
+// How far ahead of the k loop the kernels prefetch a's panel (2 KiB): a streams from memory when
+// the filters are larger than the caches (a model's deep layers at batch 1).
+constexpr int64_t kPrefetchFloats = 512;
+
 #if defined(__AVX2__) && defined(__FMA__)
 inline __m256 vset1(__m256, float x) { return _mm256_set1_ps(x); }
 inline __m256 vload(__m256, const float* p) { return _mm256_loadu_ps(p); }
@@ -278,6 +282,7 @@ inline void block_rows_x2(const float* a, const float* b0, const float* b1, int6
   V c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero, c30 = zero, c31 = zero, c40 = zero,
     c41 = zero, c50 = zero, c51 = zero;
   for (int64_t k = 0; k < K; ++k, a += kPanelRows, b0 += kPanelCols, b1 += kPanelCols) {
+    __builtin_prefetch(a + kPrefetchFloats);
     const V x0 = vload(V{}, b0), x1 = vload(V{}, b1);
     V ar = vset1(V{}, a[0]);
     c00 = vfma(ar, x0, c00), c01 = vfma(ar, x1, c01);
@@ -324,6 +329,7 @@ inline void panel_product_rows2(const float* a, const float* b, int64_t K, float
   __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0,
          d4 = c0, d5 = c0;
   for (int64_t k = 0; k < K; ++k, a += 6, a2 += 6, b += 16) {
+    __builtin_prefetch(a + kPrefetchFloats), __builtin_prefetch(a2 + kPrefetchFloats);
     const __m512 b0 = _mm512_loadu_ps(b);
     c0 = vfma(vset1(b0, a[0]), b0, c0), c1 = vfma(vset1(b0, a[1]), b0, c1), c2 = vfma(vset1(b0, a[2]), b0, c2);
     c3 = vfma(vset1(b0, a[3]), b0, c3), c4 = vfma(vset1(b0, a[4]), b0, c4), c5 = vfma(vset1(b0, a[5]), b0, c5);
