@@ -83,7 +83,9 @@ def bench_conv2d_3x3() -> None:
 def bench_resnet18() -> None:
     """ResNet-18 inference (eval mode, 224x224) at batch 1 and 8: bessemer CPU vs torch CPU in NCHW
     and in channels_last (the faster of the two is the bar), same weights (torch's, copied through
-    the state_dict). The logits' largest difference relative to torch's largest logit is printed."""
+    the state_dict). Both run as inference (torch.no_grad, bm.no_grad): with autograd recording, every
+    activation stays alive until the output is dropped, and each layer writes to memory that is not
+    in cache. The logits' largest difference relative to torch's largest logit is printed."""
     import copy
     import pathlib
     import sys
@@ -105,13 +107,17 @@ def bench_resnet18() -> None:
             with torch.no_grad():
                 return m(t)
 
+        def run_ours(t=bx):
+            with bm.no_grad():
+                return model(t).numpy()
+
         compare(f"resnet18 inference batch {batch} 224x224 f32", {
-            "bessemer": lambda bx=bx: model(bx).numpy(),
+            "bessemer": run_ours,
             "torch": run_torch,
             "torch_cl": lambda tx_cl=tx_cl: run_torch(tmodel_cl, tx_cl),
-        }, work=batch, unit="images/s", goal=("torch", 1.2), scale=1.0)
+        }, work=batch, unit="images/s", goal=(("torch", "torch_cl"), 1.2), scale=1.0)
         want = run_torch().numpy()
-        rel = np.abs(model(bx).numpy() - want).max() / np.abs(want).max()
+        rel = np.abs(run_ours() - want).max() / np.abs(want).max()
         print(f"{'':42}   logits: max |bessemer - torch| / max |torch| = {rel:.2e} (budget 1e-4)", flush=True)
 
 
