@@ -94,12 +94,21 @@ void conv2d_panel_gemm(const float* x, const Geom& g, const float* wm, const flo
           (pair ? k.panel_product2 : k.panel_product)(a + op * K * kPanelRows, b.p + jp * K * kPanelCols, K, acc, ld);
           const int64_t rows = std::min<int64_t>(kPanelRows, O - op * kPanelRows);
           const int64_t ncol = std::min<int64_t>(pair ? ld : kPanelCols, cols - jp * kPanelCols);
+          const int64_t* bj = base.data() + jp * kPanelCols;
+          // Columns in one run of the output (one image's pixels, a contiguous plane): a loop the
+          // compiler vectorizes; else a store per element.
+          const bool run = bj[ncol - 1] - bj[0] == ncol - 1;
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t o = op * kPanelRows + r;
             const float bv = bias ? bias[o] : 0.0f;
             float* dst = out + o * os[1];
-            const int64_t* bj = base.data() + jp * kPanelCols;
-            for (int64_t j = 0; j < ncol; ++j) dst[bj[j]] = acc[r * ld + j] + bv;
+            const float* src = acc + r * ld;
+            if (run) {
+              float* d = dst + bj[0];
+              for (int64_t j = 0; j < ncol; ++j) d[j] = src[j] + bv;
+            } else {
+              for (int64_t j = 0; j < ncol; ++j) dst[bj[j]] = src[j] + bv;
+            }
           }
         }
       });
