@@ -98,6 +98,15 @@ FAST = [
     ("panel_7x7_stem", (2, 3, 37, 35), 20, (7, 7), dict(stride=2, padding=3), False),
     ("panel_few_tiles_3x3", (1, 32, 7, 7), 16, (3, 3), dict(padding=1), True),  # < 16 tiles: not Winograd
     ("groups_blas", (1, 32, 10, 10), 32, (3, 3), dict(padding=1, groups=2), True),
+    # The direct path (output rows of 48+ columns, conv_direct.cpp): a stem whose chunks cross output
+    # rows, unequal strides and paddings, dilation, stride 3, a 1x1, 5x5 stride 1 with row panels
+    # that end past the output channels.
+    ("direct_7x7_stem", (2, 3, 101, 99), 13, (7, 7), dict(stride=2, padding=3), True),
+    ("direct_stride_2x1", (1, 4, 9, 70), 8, (3, 5), dict(stride=(2, 1), padding=(1, 2)), True),
+    ("direct_dilated", (1, 5, 12, 60), 7, (3, 3), dict(padding=1, dilation=(1, 2)), False),
+    ("direct_stride3", (2, 3, 8, 150), 9, (2, 4), dict(stride=3, padding=(0, 1)), True),
+    ("direct_1x1", (1, 8, 3, 50), 17, (1, 1), dict(), False),
+    ("direct_5x5", (1, 6, 7, 64), 11, (5, 5), dict(padding=2), True),
 ]
 
 
@@ -139,7 +148,7 @@ def test_conv2d_fast_paths_match_torch(combo, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS[1:])
-@pytest.mark.parametrize("combo", [FAST[0], FAST[3], FAST[5], FAST[7]], ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", [FAST[0], FAST[3], FAST[5], FAST[7], FAST[11], FAST[12]], ids=lambda c: c[0])
 def test_conv2d_fast_paths_layouts(combo, layout, device):
     _run(combo, device, bm.float32, layout)
 

@@ -126,6 +126,10 @@ void conv2d_cpu(const KernelCall& call) {
       conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
       return;
     }
+    if (direct_applies(g)) {  // conv_gemm.cpp
+      conv2d_direct(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
+      return;
+    }
     if (panel_gemm_applies(g)) {  // conv_gemm.cpp
       conv2d_panel_gemm(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
       return;

@@ -47,20 +47,23 @@ void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r
 
 }  // namespace
 
+std::shared_ptr<const PackedFilters> panel_filters(const float* wm, int64_t O, int64_t K, FilterOrigin origin) {
+  const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
+  return packed_filters(kPanelFilters, wm, O, K, size_t(OP * kPanelRows * K), [&](float* a) {
+    parallel_for(0, O, std::max<int64_t>(1, 4096 / K), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o)
+        for (int64_t kk = 0; kk < K; ++kk) a[((o / kPanelRows) * K + kk) * kPanelRows + o % kPanelRows] = wm[o * K + kk];
+    });
+  }, origin);
+}
+
 bool panel_gemm_applies(const Geom& g) { return g.G == 1 && g.O > 2; }
 
 void conv2d_panel_gemm(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
                        const int64_t* os, FilterOrigin origin) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t O = g.O, K = g.K, OP = (O + kPanelRows - 1) / kPanelRows;
-  // The filters as panels of 6 rows, column by column: w[o][kk] at a[((o / 6) * K + kk) * 6 + o % 6].
-  const std::shared_ptr<const PackedFilters> filters =
-      packed_filters(kPanelFilters, wm, O, K, size_t(OP * kPanelRows * K), [&](float* a) {
-        parallel_for(0, O, std::max<int64_t>(1, 4096 / K), [&](int64_t o0, int64_t o1) {
-          for (int64_t o = o0; o < o1; ++o)
-            for (int64_t kk = 0; kk < K; ++kk) a[((o / kPanelRows) * K + kk) * kPanelRows + o % kPanelRows] = wm[o * K + kk];
-        });
-      }, origin);
+  const std::shared_ptr<const PackedFilters> filters = panel_filters(wm, O, K, origin);
   const float* a = filters->packed.data();
 
   // Column blocks: tiles of one image, or whole images, of whole panels within kBlockFloats.
