@@ -62,9 +62,9 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
       for (int64_t fx = 0; fx < S; ++fx) {
         float* d = q.p + n * ph.img + c * ph.plane + (fy * S + fx) * ph.sub + yr * Wq;
         // i in [lo, hi) reads input column S i + fx - pw; zeros around it.
-        const int64_t lo = src ? std::min(Wq, (g.pw - fx + S - 1) / S) : Wq;
-        const int64_t last = g.W - 1 + g.pw - fx;  // the phase's last padded column, times S
-        const int64_t hi = src && last >= 0 ? std::max(lo, std::min(Wq, last / S + 1)) : lo;
+        int64_t lo = Wq, hi = Wq;
+        if (src) valid_range(Wq, g.W, S, g.pw, fx, &lo, &hi);
+        lo = std::min(lo, Wq), hi = std::max(lo, hi);
         std::fill(d, d + lo, 0.0f);
         std::fill(d + hi, d + Wq, 0.0f);
         if (lo < hi) store_run(d + lo, src + (S * lo + fx - g.pw) * g.xs[3], S * g.xs[3], hi - lo);
