@@ -98,15 +98,17 @@ FAST = [
     ("panel_7x7_stem", (2, 3, 37, 35), 20, (7, 7), dict(stride=2, padding=3), False),
     ("panel_few_tiles_3x3", (1, 32, 7, 7), 16, (3, 3), dict(padding=1), True),  # < 16 tiles: not Winograd
     ("groups_blas", (1, 32, 10, 10), 32, (3, 3), dict(padding=1, groups=2), True),
-    # The direct path (output rows of 48+ columns, conv_direct.cpp): a stem whose chunks cross output
-    # rows, unequal strides and paddings, dilation, stride 3, a 1x1, 5x5 stride 1 with row panels
-    # that end past the output channels.
-    ("direct_7x7_stem", (2, 3, 101, 99), 13, (7, 7), dict(stride=2, padding=3), True),
-    ("direct_stride_2x1", (1, 4, 9, 70), 8, (3, 5), dict(stride=(2, 1), padding=(1, 2)), True),
-    ("direct_dilated", (1, 5, 12, 60), 7, (3, 3), dict(padding=1, dilation=(1, 2)), False),
-    ("direct_stride3", (2, 3, 8, 150), 9, (2, 4), dict(stride=3, padding=(0, 1)), True),
-    ("direct_1x1", (1, 8, 3, 50), 17, (1, 1), dict(), False),
-    ("direct_5x5", (1, 6, 7, 64), 11, (5, 5), dict(padding=2), True),
+    # The direct path (24+ output channels, conv_direct.cpp; panel_1x1_stride2 takes it too, read in
+    # place): a stem (padded copy), unequal strides and paddings, dilation, stride 3 (the kernel's
+    # generic pixel step), a 1x1 read in place whose rows split into unequal pixel blocks, 5x5 and
+    # 3x3 stride 2 whose last block of output channels is partly past the end.
+    ("direct_7x7_stem", (2, 3, 41, 39), 32, (7, 7), dict(stride=2, padding=3), True),
+    ("direct_stride_2x1", (1, 4, 9, 30), 24, (3, 5), dict(stride=(2, 1), padding=(1, 2)), True),
+    ("direct_dilated", (1, 5, 12, 20), 28, (3, 3), dict(padding=1, dilation=(1, 2)), False),
+    ("direct_stride3", (2, 3, 8, 50), 26, (2, 4), dict(stride=3, padding=(0, 1)), True),
+    ("direct_1x1", (1, 8, 3, 50), 50, (1, 1), dict(), False),
+    ("direct_5x5", (1, 6, 7, 23), 48, (5, 5), dict(padding=2), True),
+    ("direct_3x3_stride2", (2, 20, 11, 13), 50, (3, 3), dict(stride=2, padding=(0, 2)), True),
 ]
 
 

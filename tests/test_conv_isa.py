@@ -1,7 +1,7 @@
 """The CPU convolution kernels' instruction-set copies (csrc/cpu/conv_winograd_kernels.h): every
 copy this CPU runs (BESSEMER_CPU_ISA=base, avx2, avx512) matches torch in float64 on the shapes that
 take each path (Winograd, the panel kernel with an odd and an even number of column panels, row
-padding, bias, a 7x7 stem, 1x1, the direct kernel), and the AVX2 and AVX-512 copies, which add each element's
+padding, bias, a 7x7 stem, 1x1, the direct kernel's blocks), and the AVX2 and AVX-512 copies, which add each element's
 products in the same order with one FMA each, give the same bits."""
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ import bessemer as bm
 
 # (input shape, weight shape, stride, padding): Winograd (3x3, stride 1, >= 16 channels) with 6,
 # 2, 11 and 1 column panels (a lone panel runs two row panels at a time, 5 row panels leave one);
-# the panel kernel (stride 2, a 7x7 stem, 1x1) with few output channels; the direct kernel (output
-# rows of 48+ columns: a 7x7 stride-2 stem, 5x5 stride 1).
+# the panel kernel (stride 2, a 7x7 stem) with few output channels; the direct kernel (24+ output
+# channels: 1x1 read in place, a 7x7 stride-2 stem, 5x5 stride 1 and 3x3 stride 2 with a partial
+# last block of channels, pixel blocks of unequal sizes).
 SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3), 1, 1),
           ((3, 17, 10, 21), (19, 17, 3, 3), 1, 1), ((1, 16, 7, 7), (26, 16, 3, 3), 1, 1),
           ((2, 8, 15, 15), (7, 8, 3, 3), 2, 1),
           ((1, 3, 40, 40), (10, 3, 7, 7), 2, 3), ((2, 24, 9, 9), (30, 24, 1, 1), 1, 0),
-          ((2, 3, 101, 99), (13, 3, 7, 7), 2, 3), ((1, 6, 7, 64), (11, 6, 5, 5), 1, 2)]
+          ((2, 3, 41, 39), (32, 3, 7, 7), 2, 3), ((1, 6, 7, 23), (48, 6, 5, 5), 1, 2),
+          ((2, 20, 11, 13), (50, 20, 3, 3), 2, 1)]
 
 _CHILD = r"""
 import json, sys

@@ -1,8 +1,11 @@
-// float32 convolutions (one group) without unfolding: the product kernel reads each tap's inputs
-// in place from a copy of the input that is zero-padded and split into stride phases, so the
-// 7x7 stride-2 stem of a ResNet (147 taps, each input read 12 times by im2col) writes no column
-// matrix at all. The filters are conv2d_panel_gemm's cached panels; each output is its products
-// added in tap order, one FMA each: the same bits as the unfolding path.
+// float32 convolutions (one group) without unfolding: the kernel (conv_direct_kernels.h) keeps a
+// block of output channels in its vectors and broadcasts each input pixel it needs straight from
+// the input, so no column matrix is written; an unfolding writes every input KH KW / (sh sw)
+// times (2.25 times for a 3x3 stride-2 conv, 12 times for a 7x7 stride-2 stem), and its
+// bookkeeping per run of an output row cost a quarter of the stride-2 convs' time. Padding comes
+// from one zero-padded copy of the input (none without padding: the input is read in place).
+// Each output is its products added in tap order, one FMA each: the same bits as the unfolding
+// path (conv_gemm.cpp).
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -18,98 +21,107 @@ using namespace conv_impl;
 
 namespace {
 
-// The phase planes. Padded input row yy = R yr + fy and column xx = S i + fx (R, S the strides)
-// is q[n][c][fy][fx][yr][i], rows Wq floats long. Output (oy, ox) of tap (ky, kx) then reads
-// phase ((ky dh) % R, (kx dw) % S) at row oy + (ky dh) / R and column ox + (kx dw) / S: a fixed
-// offset per tap from the output's own index oy Wq + ox. Outputs are computed on that flattened
-// index, so a chunk of consecutive outputs is consecutive floats of every tap even across output
-// rows; the Wq - OW columns past each row's end are computed and dropped.
-struct Phases {
-  int64_t R, S, Hr, Wq, sub, plane, img;
-  explicit Phases(const Geom& g)
-      : R(g.sh), S(g.sw), Hr(g.OH + (g.KH - 1) * g.dh / g.sh), Wq(g.OW + (g.KW - 1) * g.dw / g.sw),
-        sub(Hr * Wq), plane(R * S * sub), img(g.C * plane) {}
+constexpr int kDirectFilters = 3;  // conv_pack_cache.h: this file's kind of entry
+constexpr int kMaxBlock = 512;     // floats of one kernel call's outputs (14 pixels x 32 channels on AVX-512)
+
+// The input the kernel reads: rows along W at unit stride, channel c of image n at
+// p + n s[0] + c s[1], output pixel (oy, ox) of tap (ky, kx) at row oy sh + ky dh and column
+// ox sw + kx dw of that plane. Without padding that is x itself; with padding a copy whose planes
+// start at row -ph and column -pw and hold the zeros, only as many rows and columns as are read.
+struct DirectInput {
+  std::unique_ptr<Scratch<float>> buf;
+  const float* p = nullptr;
+  int64_t s[3] = {0, 0, 0};  // image, channel, row strides (the column stride is 1)
+
+  static int64_t padded_rows(const Geom& g) { return (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1; }
+  static int64_t padded_cols(const Geom& g) { return (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1; }
+
+  DirectInput(const float* x, const Geom& g) {
+    if (g.ph == 0 && g.pw == 0) {
+      p = x, s[0] = g.xs[0], s[1] = g.xs[1], s[2] = g.xs[2];
+      return;
+    }
+    const int64_t Hp = padded_rows(g), Wp = padded_cols(g);
+    s[2] = Wp, s[1] = Hp * Wp, s[0] = g.C * Hp * Wp;
+    buf = std::make_unique<Scratch<float>>(g.N * s[0]);
+    float* q = buf->p;
+    int64_t lo, hi;  // padded columns [lo, hi) come from the input
+    valid_range(Wp, g.W, 1, g.pw, 0, &lo, &hi);
+    parallel_for(0, g.N * g.C * Hp, std::max<int64_t>(1, 4096 / Wp), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / (g.C * Hp), c = r / Hp % g.C, y = r % Hp - g.ph;
+        float* d = q + r * Wp;
+        if (y < 0 || y >= g.H || lo >= hi) {
+          std::fill(d, d + Wp, 0.0f);
+          continue;
+        }
+        std::fill(d, d + lo, 0.0f);
+        std::copy_n(x + n * g.xs[0] + c * g.xs[1] + y * g.xs[2] + (lo - g.pw), hi - lo, d + lo);
+        std::fill(d + hi, d + Wp, 0.0f);
+      }
+    });
+    p = q;
+  }
 };
 
 }  // namespace
 
 bool direct_applies(const Geom& g) {
-  // Output rows of at least 48 columns: with fewer, more of each row's products are dropped and
-  // the unfolding path wins. The tap offsets must fit the kernel's 32-bit table.
-  if (g.G != 1 || g.O <= 2 || g.OW < 48) return false;
-  const Phases ph(g);
-  return ph.img + 64 < (int64_t(1) << 31);
+  if (g.G != 1 || (g.W > 1 && g.xs[3] != 1)) return false;
+  // Output channels are computed in blocks of direct_channels (32 on AVX-512, 16 on AVX2): at
+  // least three quarters of each block must be real channels, else the panel path wastes less.
+  const int64_t cb = winograd_kernels().direct_channels, blocks = (g.O + cb - 1) / cb;
+  if (4 * g.O < 3 * blocks * cb) return false;
+  // The kernel's tap offsets are 32-bit: the last element read, from its image's first.
+  const bool padded = g.ph != 0 || g.pw != 0;
+  const int64_t last = padded ? g.C * DirectInput::padded_rows(g) * DirectInput::padded_cols(g)
+                              : (g.C - 1) * g.xs[1] + (g.H - 1) * g.xs[2] + g.W;
+  return last < (int64_t(1) << 31);
 }
 
 void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* bias, float* out, const int64_t* os,
                    FilterOrigin origin) {
   const WinogradKernels& k = winograd_kernels();
-  const int64_t O = g.O, K = g.K, OP = (O + kPanelRows - 1) / kPanelRows, W2 = k.direct_cols;
-  const std::shared_ptr<const PackedFilters> filters = panel_filters(wm, O, K, origin);
-  const float* a = filters->packed.data();
-  const Phases ph(g);
-  const int64_t R = ph.R, S = ph.S, Wq = ph.Wq;
+  const int64_t O = g.O, K = g.K, cb = k.direct_channels, OB = (O + cb - 1) / cb;
+  // The filters as blocks of cb output channels, tap by tap: w[o][kk] at ((o / cb) K + kk) cb + o % cb.
+  const std::shared_ptr<const PackedFilters> filters =
+      packed_filters(kDirectFilters, wm, O, K, size_t(OB * cb * K), [&](float* a) {
+        parallel_for(0, O, std::max<int64_t>(1, 4096 / K), [&](int64_t o0, int64_t o1) {
+          for (int64_t o = o0; o < o1; ++o)
+            for (int64_t kk = 0; kk < K; ++kk) a[((o / cb) * K + kk) * cb + o % cb] = wm[o * K + kk];
+        });
+      }, origin);
+  const float* w = filters->packed.data();
+  const DirectInput in(x, g);
 
-  // The last chunk of the last image reads up to W2 floats past the planes: zeros.
-  Scratch<float> q(g.N * ph.img + W2 + Wq);
-  std::fill(q.p + g.N * ph.img, q.p + g.N * ph.img + W2 + Wq, 0.0f);
-  const int64_t rows = g.N * g.C * R * ph.Hr;  // (n, c, fy, yr)
-  parallel_for(0, rows, std::max<int64_t>(1, 4096 / (S * Wq)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t n = r / (g.C * R * ph.Hr), c = r / (R * ph.Hr) % g.C, fy = r / ph.Hr % R, yr = r % ph.Hr;
-      const int64_t y = R * yr + fy - g.ph;
-      const float* src = y >= 0 && y < g.H ? x + n * g.xs[0] + c * g.xs[1] + y * g.xs[2] : nullptr;
-      for (int64_t fx = 0; fx < S; ++fx) {
-        float* d = q.p + n * ph.img + c * ph.plane + (fy * S + fx) * ph.sub + yr * Wq;
-        // i in [lo, hi) reads input column S i + fx - pw; zeros around it.
-        int64_t lo = Wq, hi = Wq;
-        if (src) valid_range(Wq, g.W, S, g.pw, fx, &lo, &hi);
-        lo = std::min(lo, Wq), hi = std::max(lo, hi);
-        std::fill(d, d + lo, 0.0f);
-        std::fill(d + hi, d + Wq, 0.0f);
-        if (lo < hi) store_run(d + lo, src + (S * lo + fx - g.pw) * g.xs[3], S * g.xs[3], hi - lo);
-      }
-    }
-  });
-  // off[kk], kk = (c, ky, kx): where tap kk reads, from output index 0 of the image.
+  // off[kk], kk = (c, ky, kx): where tap kk reads, from its output pixel's position.
   std::vector<int32_t> off(static_cast<size_t>(K));
   for (int64_t kk = 0; kk < K; ++kk) {
     const int64_t c = kk / (g.KH * g.KW), ky = kk / g.KW % g.KH, kx = kk % g.KW;
-    const int64_t fy = ky * g.dh % R, fx = kx * g.dw % S;
-    off[size_t(kk)] = int32_t(c * ph.plane + (fy * S + fx) * ph.sub + ky * g.dh / R * Wq + kx * g.dw / S);
+    off[size_t(kk)] = int32_t(c * in.s[1] + ky * g.dh * in.s[2] + kx * g.dw);
   }
+  // Each output row in segments of at most direct_pixels_max pixels, as even as possible.
+  const int64_t segs = (g.OW + k.direct_pixels_max - 1) / k.direct_pixels_max, seg = g.OW / segs,
+                longer = g.OW % segs;
 
-  // One task: W2 consecutive flattened outputs of one image against every filter panel (which
-  // stay in cache); the outputs of the row ends are dropped.
-  const int64_t J = (g.OH - 1) * Wq + g.OW, chunks = (J + W2 - 1) / W2, tasks = g.N * chunks;
-  parallel_for(0, tasks, 1, [&](int64_t t0, int64_t t1) {
-    float acc[kPanelRows * 32];
+  // One task: one output row of one image against one block of output channels; consecutive
+  // tasks share the block's filters (kept in cache) and the image.
+  parallel_for(0, g.N * OB * g.OH, 1, [&](int64_t t0, int64_t t1) {
+    float acc[kMaxBlock];
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / chunks, j0 = t % chunks * W2, j1 = std::min(J, j0 + W2);
-      const float* base = q.p + n * ph.img + j0;
-      for (int64_t op = 0; op < OP; ++op) {
-        k.direct_product(a + op * K * kPanelRows, base, off.data(), K, acc, W2);
-        const int64_t nrows = std::min<int64_t>(kPanelRows, O - op * kPanelRows);
-        for (int64_t j = j0; j < j1;) {  // one output row's run at a time
-          const int64_t oy = j / Wq, ox = j % Wq;
-          if (ox >= g.OW) {
-            j = (oy + 1) * Wq;
-            continue;
-          }
-          const int64_t len = std::min(j1 - j, g.OW - ox);
-          for (int64_t r = 0; r < nrows; ++r) {
-            const int64_t o = op * kPanelRows + r;
-            const float bv = bias ? bias[o] : 0.0f;
-            const float* src = acc + r * W2 + (j - j0);
-            float* d = out + n * os[0] + o * os[1] + oy * os[2] + ox * os[3];
-            if (os[3] == 1) {
-              for (int64_t i = 0; i < len; ++i) d[i] = src[i] + bv;
-            } else {
-              for (int64_t i = 0; i < len; ++i) d[i * os[3]] = src[i] + bv;
-            }
-          }
-          j += len;
+      const int64_t n = t / (OB * g.OH), ob = t / g.OH % OB, oy = t % g.OH;
+      const float* row = in.p + n * in.s[0] + oy * g.sh * in.s[2];
+      const int64_t channels = std::min(cb, O - ob * cb);
+      for (int64_t sgi = 0, ox0 = 0; sgi < segs; ++sgi) {
+        const int R = int(seg + (sgi < longer ? 1 : 0));
+        k.direct_pixels(w + ob * K * cb, row + ox0 * g.sw, g.sw, off.data(), K, R, acc);
+        for (int64_t j = 0; j < channels; ++j) {
+          const int64_t o = ob * cb + j;
+          const float bv = bias ? bias[o] : 0.0f;
+          float* d = out + n * os[0] + o * os[1] + oy * os[2] + ox0 * os[3];
+          for (int i = 0; i < R; ++i) d[i * os[3]] = acc[i * cb + j] + bv;
         }
+        ox0 += R;
       }
     }
   });

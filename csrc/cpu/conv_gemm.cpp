@@ -45,8 +45,8 @@ void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r
   }
 }
 
-}  // namespace
-
+// The O x K row-major filters wm as panels of kPanelRows rows, column by column: w[o][kk] at
+// a[((o / 6) * K + kk) * 6 + o % 6], rows past O zero; cached (conv_pack_cache.h).
 std::shared_ptr<const PackedFilters> panel_filters(const float* wm, int64_t O, int64_t K, FilterOrigin origin) {
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
   return packed_filters(kPanelFilters, wm, O, K, size_t(OP * kPanelRows * K), [&](float* a) {
@@ -56,6 +56,8 @@ std::shared_ptr<const PackedFilters> panel_filters(const float* wm, int64_t O, i
     });
   }, origin);
 }
+
+}  // namespace
 
 bool panel_gemm_applies(const Geom& g) { return g.G == 1 && g.O > 2; }
 

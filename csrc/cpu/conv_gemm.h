@@ -15,17 +15,13 @@ struct Geom;
 struct Block;
 }
 
-// The O x K row-major filters wm as panels of kPanelRows rows, column by column: w[o][kk] at
-// a[((o / 6) * K + kk) * 6 + o % 6], rows past O zero; cached (conv_pack_cache.h). Shared by
-// conv2d_panel_gemm and conv2d_direct.
-std::shared_ptr<const PackedFilters> panel_filters(const float* wm, int64_t O, int64_t K, FilterOrigin origin);
-
-// Whether conv2d_direct handles this convolution (conv_direct.cpp).
+// Whether conv2d_direct handles this convolution (conv_direct.cpp): one group, enough output
+// channels to fill most of the kernel's channel blocks, unit stride along the input's rows.
 bool direct_applies(const conv_impl::Geom& g);
 
-// out = conv(x, w) + bias as conv2d_panel_gemm, without unfolding: the kernel reads each tap's
-// inputs from a zero-padded copy of the input split into stride phases (conv_direct.cpp). The
-// same bits as conv2d_panel_gemm.
+// out = conv(x, w) + bias as conv2d_panel_gemm, without unfolding: output channels in the
+// kernel's vectors, each input pixel broadcast from the input (or a zero-padded copy of it) where
+// it lies (conv_direct.cpp). The same bits as conv2d_panel_gemm.
 void conv2d_direct(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
                    const int64_t* os, FilterOrigin origin = {});
 

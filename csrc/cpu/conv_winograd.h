@@ -34,10 +34,11 @@ struct WinogradKernels {
   // and go to c + kPanelRows * ldc) against one column panel: for a lone column panel, 12
   // AVX-512 accumulators instead of 6. The same bits as panel_product.
   void (*panel_product_rows2)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
-  // The direct convolution's kernel (conv_direct.cpp): kPanelRows x direct_cols outputs, row k of
-  // the input operand read at base + off[k]. The same bits as panel_product on unfolded columns.
-  void (*direct_product)(const float* a, const float* base, const int32_t* off, int64_t K, float* c, int64_t ldc);
-  int direct_cols;
+  // The direct convolution's kernel (conv_direct_kernels.h): acc[i * direct_channels + j] = sum over
+  // k of w[k * direct_channels + j] * x[off[k] + s i], for R (1 .. direct_pixels) pixels. The same
+  // bits as panel_product on unfolded columns.
+  void (*direct_pixels)(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, int R, float* acc);
+  int direct_channels, direct_pixels_max;
 };
 
 // The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the

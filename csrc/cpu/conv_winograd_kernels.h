@@ -19,6 +19,7 @@
 // matrix xi of the inputs).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #if (defined(__AVX2__) && defined(__FMA__)) || defined(__AVX512F__)
@@ -272,18 +273,19 @@ inline void vstore(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
 #endif
 
 #if defined(__AVX2__) && defined(__FMA__)
-// c[r][0..w) and c[r][w..2w) (w = the vector width) for r < kPanelRows: a's rows against the two
-// vectors at row(k) and row(k) + w2 for each k (the operand's layout is the caller's).
-template <typename V, typename Row>
-inline void rows_x2(const float* a, int64_t w2, int64_t K, float* c, int64_t ldc, const Row& row) {
+// The panel kernels' block: c[r][0..w) and c[r][w..2w) (w = the vector width) for
+// r < kPanelRows, a's rows against the vectors at b0 and b1, kPanelCols floats further per k.
+template <typename V>
+inline void block_rows_x2(const float* a, const float* b0, const float* b1, int64_t K, float* c, int64_t ldc) {
   static_assert(kPanelRows == 6 && kPanelCols == 16, "12 accumulators: 6 rows x 2 vectors");
   constexpr int w = int(sizeof(V) / sizeof(float));
   const V zero = vset1(V{}, 0.0f);
   V c00 = zero, c01 = zero, c10 = zero, c11 = zero, c20 = zero, c21 = zero, c30 = zero, c31 = zero, c40 = zero,
     c41 = zero, c50 = zero, c51 = zero;
+  const int64_t w2 = b1 - b0;
   for (int64_t k = 0; k < K; ++k, a += kPanelRows) {
     __builtin_prefetch(a + kPrefetchFloats);
-    const float* b = row(k);
+    const float* b = b0 + k * kPanelCols;
     const V x0 = vload(V{}, b), x1 = vload(V{}, b + w2);
     V ar = vset1(V{}, a[0]);
     c00 = vfma(ar, x0, c00), c01 = vfma(ar, x1, c01);
@@ -301,20 +303,6 @@ inline void rows_x2(const float* a, int64_t w2, int64_t K, float* c, int64_t ldc
   vstore(c, c00), vstore(c + w, c01), vstore(c + ldc, c10), vstore(c + ldc + w, c11);
   vstore(c + 2 * ldc, c20), vstore(c + 2 * ldc + w, c21), vstore(c + 3 * ldc, c30), vstore(c + 3 * ldc + w, c31);
   vstore(c + 4 * ldc, c40), vstore(c + 4 * ldc + w, c41), vstore(c + 5 * ldc, c50), vstore(c + 5 * ldc + w, c51);
-}
-
-// The panel kernels' block: the vectors at b0 and b0 + (b1 - b0), kPanelCols floats further per k.
-template <typename V>
-inline void block_rows_x2(const float* a, const float* b0, const float* b1, int64_t K, float* c, int64_t ldc) {
-  rows_x2<V>(a, b1 - b0, K, c, ldc, [b0](int64_t k) { return b0 + k * kPanelCols; });
-}
-
-// The direct kernel (conv_direct.cpp): row k of the input operand is the 2 w floats at
-// base + off[k], the input's padded phase planes read in place, no unfolding. Each element's
-// products are added in k order, one FMA each: the bits of block_rows_x2 on unfolded columns.
-template <typename V>
-inline void direct_rows_x2(const float* a, const float* base, const int32_t* off, int64_t K, float* c, int64_t ldc) {
-  rows_x2<V>(a, int64_t(sizeof(V) / sizeof(float)), K, c, ldc, [base, off](int64_t k) { return base + off[k]; });
 }
 #endif
 
@@ -381,35 +369,16 @@ inline void panel_product_rows2(const float* a, const float* b, int64_t K, float
 }
 #endif
 
-// c (kPanelRows x kDirectCols) = a @ B for the direct kernel (see direct_rows_x2): two vectors
-// per row where the target has them, else one multiply and one add per product, in k order.
-#if defined(__AVX512F__)
-constexpr int kDirectCols = 32;
-inline void direct_product(const float* a, const float* base, const int32_t* off, int64_t K, float* c, int64_t ldc) {
-  direct_rows_x2<__m512>(a, base, off, K, c, ldc);
-}
-#elif defined(__AVX2__) && defined(__FMA__)
-constexpr int kDirectCols = 16;
-inline void direct_product(const float* a, const float* base, const int32_t* off, int64_t K, float* c, int64_t ldc) {
-  direct_rows_x2<__m256>(a, base, off, K, c, ldc);
-}
-#else
-constexpr int kDirectCols = 16;
-inline void direct_product(const float* a, const float* base, const int32_t* off, int64_t K, float* c, int64_t ldc) {
-  float acc[kPanelRows][kDirectCols] = {};
-  for (int64_t k = 0; k < K; ++k, a += kPanelRows) {
-    const float* b = base + off[k];
-    for (int r = 0; r < kPanelRows; ++r)
-      for (int j = 0; j < kDirectCols; ++j) acc[r][j] += a[r] * b[j];
-  }
-  for (int r = 0; r < kPanelRows; ++r)
-    for (int j = 0; j < kDirectCols; ++j) c[r * ldc + j] = acc[r][j];
-}
-#endif
+}  // namespace bm::cpu::BM_WINO_NS
+
+#include "cpu/conv_direct_kernels.h"
+
+namespace bm::cpu::BM_WINO_NS {
 
 inline const WinogradKernels& kernels() {
-  static const WinogradKernels k{weight_run,    input_run,           output_run,     panel_product,
-                                 panel_product2, panel_product_rows2, direct_product, kDirectCols};
+  static const WinogradKernels k{weight_run,     input_run,           output_run,    panel_product,
+                                 panel_product2, panel_product_rows2, direct_pixels, kDirectChannels,
+                                 kDirectPixels};
   return k;
 }
 

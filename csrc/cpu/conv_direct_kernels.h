@@ -1,0 +1,86 @@
+// The direct convolution's product kernel (conv_direct.cpp), written once and compiled with the
+// Winograd kernels for each instruction set (conv_winograd_kernels.h includes it inside its
+// namespace BM_WINO_NS).
+//
+// Output channels go in the vector, input pixels are broadcast: a block of R consecutive output
+// pixels of one row times two vectors of output channels, each k (= input channel, kernel tap) one
+// load of the two filter vectors and one broadcast per pixel, read straight from the input at
+// x + off[k] + s i. A broadcast reads any address, so no column matrix is written and strided
+// pixels (stride 2) cost the same as adjacent ones. AVX-512 holds 14 pixels x 32 channels in 28
+// registers, AVX2 6 pixels x 16 channels in 12. Each output is its products added in k order, one
+// FMA each (AVX2 and AVX-512 agree bit for bit, and with the panel kernels on unfolded columns),
+// or one multiply and one add in the baseline copy.
+#pragma once
+#include <cstdint>
+#include <utility>
+
+namespace bm::cpu::BM_WINO_NS {
+
+#if defined(__AVX512F__)
+using DirectVec = __m512;
+#elif defined(__AVX2__) && defined(__FMA__)
+using DirectVec = __m256;
+#endif
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+constexpr int kDirectLanes = int(sizeof(DirectVec) / sizeof(float));
+constexpr int kDirectChannels = 2 * kDirectLanes;                   // output channels per block
+constexpr int kDirectPixels = sizeof(DirectVec) == 64 ? 14 : 6;      // 2 R accumulators + 3 registers
+
+// acc[i * kDirectChannels + j] (i < R, j < kDirectChannels) = sum over k of w[k * kDirectChannels +
+// j] * x[off[k] + S i] (S a compile-time pixel step, or s where S is 0).
+template <int R, int S>
+inline void direct_block(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, float* acc) {
+  using V = DirectVec;
+  const int64_t step = S ? S : s;
+  V c0[R], c1[R];
+  for (int i = 0; i < R; ++i) c0[i] = vset1(V{}, 0.0f), c1[i] = c0[i];
+  for (int64_t k = 0; k < K; ++k, w += kDirectChannels) {
+    const V w0 = vload(V{}, w), w1 = vload(V{}, w + kDirectLanes);
+    const float* p = x + off[k];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const V b = vset1(V{}, p[step * i]);
+      c0[i] = vfma(b, w0, c0[i]), c1[i] = vfma(b, w1, c1[i]);
+    }
+  }
+  for (int i = 0; i < R; ++i) vstore(acc + i * kDirectChannels, c0[i]), vstore(acc + i * kDirectChannels + kDirectLanes, c1[i]);
+}
+#else
+constexpr int kDirectChannels = 16, kDirectPixels = 8;
+
+template <int R, int S>
+inline void direct_block(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, float* acc) {
+  const int64_t step = S ? S : s;
+  float a[R][kDirectChannels] = {};
+  for (int64_t k = 0; k < K; ++k, w += kDirectChannels) {
+    const float* p = x + off[k];
+    for (int i = 0; i < R; ++i) {
+      const float v = p[step * i];
+      for (int j = 0; j < kDirectChannels; ++j) a[i][j] += v * w[j];
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < kDirectChannels; ++j) acc[i * kDirectChannels + j] = a[i][j];
+}
+#endif
+
+using DirectBlockFn = void (*)(const float*, const float*, int64_t, const int32_t*, int64_t, float*);
+
+// direct_block<R, S> for R = 1 .. kDirectPixels, indexed by R - 1.
+template <int S, int... Rm1>
+constexpr auto direct_blocks(std::integer_sequence<int, Rm1...>) {
+  return std::array<DirectBlockFn, sizeof...(Rm1)>{direct_block<Rm1 + 1, S>...};
+}
+
+// The kernel's entry: R (1 .. kDirectPixels) pixels s floats apart; steps 1 and 2 (stride 1 and 2
+// with the input's unit stride along a row) have their own copies with the step in the addresses.
+inline void direct_pixels(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, int R,
+                          float* acc) {
+  using Seq = std::make_integer_sequence<int, kDirectPixels>;
+  static constexpr auto step1 = direct_blocks<1>(Seq{}), step2 = direct_blocks<2>(Seq{}), any = direct_blocks<0>(Seq{});
+  const auto& table = s == 1 ? step1 : s == 2 ? step2 : any;
+  table[size_t(R - 1)](w, x, s, off, K, acc);
+}
+
+}  // namespace bm::cpu::BM_WINO_NS
