@@ -84,6 +84,16 @@ PANEL = [
     ("panel_5x3_mixed", (3, 6, 17, 19), 19, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
     ("panel_wide_k", (2, 40, 6, 6), 8, (3, 3), dict(stride=2, padding=1)),  # K = 360
 ]
+# With 24+ output channels (kx not dilated) the float32 weight gradient runs on the direct kernel
+# (conv_direct_backward.cpp): a partial last block of output channels, (kx, c) groups of unequal
+# sizes, a stem, several 1024-pixel blocks with one crossing images, 1x1 stride 2, dilation along H.
+DIRECT = [
+    ("direct_3x3_s2_tail", (2, 20, 11, 13), 50, (3, 3), dict(stride=2, padding=1)),
+    ("direct_stem", (1, 3, 29, 27), 32, (7, 7), dict(stride=2, padding=3)),
+    ("direct_blocks", (2, 5, 41, 37), 24, (3, 3), dict(padding=1)),
+    ("direct_1x1_s2", (5, 9, 12, 12), 26, (1, 1), dict(stride=2)),
+    ("direct_dilated_h", (1, 6, 17, 19), 30, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
+]
 
 
 def _conv_case(combo, dtype, seed=0, layout="contiguous"):
@@ -175,16 +185,17 @@ def test_conv2d_backward_empty(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("combo", PANEL, ids=[c[0] for c in PANEL])
+@pytest.mark.parametrize("combo", PANEL + DIRECT, ids=[c[0] for c in PANEL + DIRECT])
 def test_conv2d_backward_panel(combo, layout, device):
     _conv_run(combo, device, bm.float32, layout)
 
 
-def test_conv2d_backward_panel_thread_count():
-    """The panel kernels' bits do not depend on the thread count (docs/determinism.md)."""
-    x, w, gy, _, _ = _conv_case(PANEL[5], bm.float32)
+@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[2]], ids=lambda c: c[0])
+def test_conv2d_backward_panel_thread_count(combo):
+    """The panel and direct kernels' bits do not depend on the thread count (docs/determinism.md)."""
+    x, w, gy, _, _ = _conv_case(combo, bm.float32)
     g, wt, xt = (bm.tensor(a, dtype=bm.float32) for a in (gy, w, x))
-    args = conv_args(PANEL[5][4])
+    args = conv_args(combo[4])
     before = bm.get_num_threads()
     runs = []
     try:

@@ -2,7 +2,10 @@
 copy this CPU runs (BESSEMER_CPU_ISA=base, avx2, avx512) matches torch in float64 on the shapes that
 take each path (Winograd, the panel kernel with an odd and an even number of column panels, row
 padding, bias, a 7x7 stem, 1x1, the direct kernel's blocks), and the AVX2 and AVX-512 copies, which add each element's
-products in the same order with one FMA each, give the same bits."""
+products in the same order with one FMA each, give the same bits. The same for the weight gradient,
+whose panel and direct paths sum the same pixel blocks in the same order: with 13 output
+channels AVX2 takes the direct kernel (16-channel blocks) and AVX-512 the panel kernel, and the bits
+still agree."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3
           ((2, 8, 15, 15), (7, 8, 3, 3), 2, 1),
           ((1, 3, 40, 40), (10, 3, 7, 7), 2, 3), ((2, 24, 9, 9), (30, 24, 1, 1), 1, 0),
           ((2, 3, 41, 39), (32, 3, 7, 7), 2, 3), ((1, 6, 7, 23), (48, 6, 5, 5), 1, 2),
-          ((2, 20, 11, 13), (50, 20, 3, 3), 2, 1)]
+          ((2, 20, 11, 13), (50, 20, 3, 3), 2, 1), ((1, 5, 17, 15), (13, 5, 3, 3), 2, 1)]
 
 _CHILD = r"""
 import json, sys
@@ -34,13 +37,15 @@ import numpy as np
 import bessemer as bm
 shapes = json.loads(sys.argv[1])
 rng = np.random.default_rng(5)
-out = {"isa": bm._core.build_info()["cpu_isa"], "y": []}
+out = {"isa": bm._core.build_info()["cpu_isa"], "y": [], "gw": []}
 for xs, ws, s, p in shapes:
     x = rng.standard_normal(xs).astype(np.float32)
     w = (rng.standard_normal(ws) * 0.1).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32)
     y = bm.nn.functional.conv2d(bm.tensor(x), bm.tensor(w), bm.tensor(b), stride=s, padding=p)
+    gw = bm._core._conv2d_backward_weight(y, bm.tensor(x), ws, s, p)
     out["y"].append(y.numpy().view(np.int32).ravel().tolist())
+    out["gw"].append(gw.numpy().view(np.int32).ravel().tolist())
 json.dump(out, sys.stdout)
 """
 
@@ -59,8 +64,12 @@ def _reference() -> list[np.ndarray]:
         x = rng.standard_normal(xs).astype(np.float32)
         w = (rng.standard_normal(ws) * 0.1).astype(np.float32)
         b = rng.standard_normal(ws[0]).astype(np.float32)
-        t = torch.nn.functional.conv2d(*(torch.from_numpy(a).double() for a in (x, w, b)), stride=s, padding=p)
-        refs.append(t.numpy())
+        xd, wd, bd = (torch.from_numpy(a).double() for a in (x, w, b))
+        wd.requires_grad_(True)
+        t = torch.nn.functional.conv2d(xd, wd, bd, stride=s, padding=p)
+        # the weight gradient for grad_output = our float32 output (the child's), rounded alike
+        (gw,) = torch.autograd.grad(t, wd, t.detach().float().double())
+        refs.append((t.detach().numpy(), gw.numpy()))
     return refs
 
 
@@ -72,11 +81,16 @@ def test_every_conv_kernel_copy_matches_torch_and_the_fma_copies_agree_bit_for_b
     for isa in isas:
         r = _run(isa)
         assert r["isa"] == isa
-        got[isa] = r["y"]
-        for (xs, ws, s, p), ref, y in zip(SHAPES, refs, r["y"], strict=True):
+        got[isa] = r
+        for (xs, ws, s, p), (ref, ref_gw), y, gw in zip(SHAPES, refs, r["y"], r["gw"], strict=True):
             y = np.array(y, dtype=np.int32).view(np.float32).reshape(ref.shape)
             np.testing.assert_allclose(y, ref, rtol=2e-5, atol=5e-5,
                                        err_msg=f"{isa} copy, x {xs} w {ws} stride {s} padding {p}")
+            gw = np.array(gw, dtype=np.int32).view(np.float32).reshape(ref_gw.shape)
+            np.testing.assert_allclose(gw, ref_gw, rtol=1e-4, atol=1e-3 * np.abs(ref_gw).max(),
+                                       err_msg=f"{isa} weight gradient, x {xs} w {ws} stride {s} padding {p}")
     if "avx512" in got:
-        for shape, a, b in zip(SHAPES, got["avx2"], got["avx512"], strict=True):
+        for shape, a, b, ga, gb in zip(SHAPES, got["avx2"]["y"], got["avx512"]["y"], got["avx2"]["gw"],
+                                       got["avx512"]["gw"], strict=True):
             assert a == b, f"x {shape[0]} w {shape[1]}: the AVX-512 kernel's bits differ from the AVX2 kernel's"
+            assert ga == gb, f"x {shape[0]} w {shape[1]}: the AVX-512 weight gradient's bits differ from AVX2's"

@@ -247,6 +247,12 @@ void backward_weight(const KernelCall& call) {
   const A* x = xin.p;
   const Geom g = geometry(xt.shape, xin.strides, out.shape, go.shape[2], go.shape[3], *call.args);
   if constexpr (std::is_same_v<T, float>) {
+    if (direct_weight_grad_applies(g)) {  // the direct kernel (conv_direct_backward.cpp)
+      Accumulator<T, A> acc(out);
+      conv2d_backward_weight_direct(x, g, go.data<float>(), go.strides.data(), acc.p);
+      acc.store();
+      return;
+    }
     if (panel_gemm_applies(g)) {  // our panel kernel, grad_output read in place (conv_gemm_backward.cpp)
       Accumulator<T, A> acc(out);
       conv2d_backward_weight_panel(x, g, go.data<float>(), go.strides.data(), acc.p);

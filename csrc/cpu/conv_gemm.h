@@ -25,6 +25,22 @@ bool direct_applies(const conv_impl::Geom& g);
 void conv2d_direct(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
                    const int64_t* os, FilterOrigin origin = {});
 
+// The pixel blocks both weight-gradient kernels sum separately and then add in order: tiles of one
+// image, or whole images batched, of about 1024 pixels (conv_gemm_backward.cpp). Shared so that
+// the two give the same bits.
+std::vector<conv_impl::Block> weight_grad_pixel_blocks(const conv_impl::Geom& g);
+
+// Whether conv2d_backward_weight_direct handles this convolution (conv_direct_backward.cpp): one
+// group, kx not dilated, enough output channels to fill most of the direct kernel's channel blocks.
+bool direct_weight_grad_applies(const conv_impl::Geom& g);
+
+// gw (O x K row-major, contiguous) = the weight gradient of a one-group convolution on the direct
+// kernel: x the input (strides g.xs), go grad_output (N, O, OH, OW) with strides gst. The same
+// bits as conv2d_backward_weight_panel, whatever the thread count and instruction set
+// (conv_direct_backward.cpp).
+void conv2d_backward_weight_direct(const float* x, const conv_impl::Geom& g, const float* go, const int64_t* gst,
+                                   float* gw);
+
 // Whether conv2d_panel_gemm handles this convolution (one group, more than two output channels).
 bool panel_gemm_applies(const conv_impl::Geom& g);
 

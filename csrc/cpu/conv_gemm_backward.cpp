@@ -33,8 +33,9 @@ namespace {
 
 constexpr int64_t kDepth = 1024;  // pixels per block: panels of 16 x 1024 floats (64 KiB) stay in L2
 
-// Pixel blocks: tiles of one image, or whole images batched, of about kDepth pixels.
-std::vector<Block> pixel_blocks(const Geom& g) {
+}  // namespace
+
+std::vector<Block> weight_grad_pixel_blocks(const Geom& g) {
   const int64_t per_block = g.P >= kDepth ? 1 : std::max<int64_t>(1, kDepth / g.P);
   const int64_t tile = per_block > 1 ? g.P : std::min(g.P, kDepth);
   std::vector<Block> blocks;
@@ -43,6 +44,8 @@ std::vector<Block> pixel_blocks(const Geom& g) {
       blocks.push_back({n0, std::min(g.N, n0 + per_block), p0, std::min(g.P, p0 + tile)});
   return blocks;
 }
+
+namespace {
 
 // Column r = (c, ky, kx) of the unfolded input of block `blk` into dst[col * kPanelCols] for the
 // block's pixel columns col; positions in the padding get zero.
@@ -61,7 +64,7 @@ void unfold_column(const float* x, const Geom& g, const Block& blk, int64_t r, f
 void conv2d_backward_weight_panel(const float* x, const Geom& g, const float* go, const int64_t* gst, float* gw) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t O = g.O, K = g.K, OP = (O + kPanelRows - 1) / kPanelRows, KP = (K + kPanelCols - 1) / kPanelCols;
-  const std::vector<Block> blocks = pixel_blocks(g);
+  const std::vector<Block> blocks = weight_grad_pixel_blocks(g);
   int64_t depth_max = 0;
   for (const Block& b : blocks) depth_max = std::max(depth_max, b.cols());
   Scratch<float> a(OP * kPanelRows * depth_max);
