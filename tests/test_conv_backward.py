@@ -209,6 +209,26 @@ def test_conv2d_backward_panel_thread_count(combo):
         assert (gi == runs[0][0]).all() and (gw == runs[0][1]).all()
 
 
+def test_conv2d_backward_input_filters_rewritten():
+    """The CPU keeps the turned, transformed filters of Winograd's input gradient between calls:
+    new values written into the same weight memory, by an in-place op or through the NumPy array
+    bm.from_numpy shares, must give the new filters' gradient."""
+    x, w, gy, _, _ = _conv_case(WINOGRAD[0], bm.float32)
+    args = conv_args(WINOGRAD[0][4])
+    g = bm.tensor(gy, dtype=bm.float32)
+    w_np = np.array(w, dtype=np.float32)
+    wt = bm.from_numpy(w_np)
+
+    def expect():
+        return torch_conv_grads(*(np.asarray(a, dtype=np.float64) for a in (x, w_np, gy)), **WINOGRAD[0][4])[0]
+
+    check(_core._conv2d_backward_input(g, wt, x.shape, *args), expect(), bm.float32, "cpu")
+    w_np[...] *= -0.5  # through the shared NumPy memory
+    check(_core._conv2d_backward_input(g, wt, x.shape, *args), expect(), bm.float32, "cpu")
+    wt.mul_(3.0)  # through bessemer
+    check(_core._conv2d_backward_input(g, wt, x.shape, *args), expect(), bm.float32, "cpu")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_conv2d_backward_deterministic(device):
     """The same call twice gives the same bits (no atomics, a fixed order)."""

@@ -138,8 +138,9 @@ void check_blas_sizes(const char* op, const Geom& g) {
 // The input gradient of a 3x3, stride-1 convolution is itself one: grad_output convolved with
 // the filters turned by 180 degrees and with input and output channels swapped, padded by 2 - p.
 // Run through Winograd (conv_winograd.cpp) when it applies; false when it does not. gs is
-// grad_output staged as StagedGrad lays it out.
-bool backward_input_winograd(const Geom& f, const float* wm, const float* gs, Tensor& out) {
+// grad_output staged as StagedGrad lays it out; origin: where wm lives, for the filter cache (which
+// keeps the turned filters in the transform domain).
+bool backward_input_winograd(const Geom& f, const float* wm, const float* gs, Tensor& out, FilterOrigin origin) {
   if (f.KH != 3 || f.KW != 3 || f.sh != 1 || f.sw != 1 || f.dh != 1 || f.dw != 1 || f.G != 1 || f.ph > 2 ||
       f.pw > 2)
     return false;
@@ -148,13 +149,7 @@ bool backward_input_winograd(const Geom& f, const float* wm, const float* gs, Te
   g.ph = 2 - f.ph, g.pw = 2 - f.pw, g.Cg = g.C, g.Og = g.O, g.K = g.C * 9, g.P = g.OH * g.OW;
   g.xs[0] = f.P, g.xs[1] = f.N * f.P, g.xs[2] = f.OW, g.xs[3] = 1;  // StagedGrad: (o, n, oy, ox)
   if (!winograd_applies(g)) return false;
-  Scratch<float> turned(g.O * g.K);  // turned[c][o][2 - i][2 - j] = w[o][c][i][j]
-  parallel_for(0, f.C, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-      for (int64_t o = 0; o < f.O; ++o)
-        for (int64_t t = 0; t < 9; ++t) turned.p[(c * f.O + o) * 9 + 8 - t] = wm[(o * f.C + c) * 9 + t];
-  });
-  conv2d_winograd(gs, g, turned.p, nullptr, out.data<float>(), out.strides.data());
+  conv2d_winograd(gs, g, wm, nullptr, out.data<float>(), out.strides.data(), origin, /*turned=*/true);
   return true;
 }
 
@@ -169,7 +164,9 @@ void backward_input(const KernelCall& call) {
   const StagedGrad<T, A> gst(go, g);
   const A* gs = gst.p;
   if constexpr (std::is_same_v<T, float>) {
-    if (g.Og > 2 && backward_input_winograd(g, wm, gs, out)) return;
+    FilterOrigin origin;  // the filters read in place from the weight's storage: see conv.cpp
+    if (!wst.buf) origin = {w.storage.get(), size_t(w.offset) * sizeof(float)};
+    if (g.Og > 2 && backward_input_winograd(g, wm, gs, out, origin)) return;
   }
   const int64_t NP = g.N * g.P, HW = g.H * g.W;
   Accumulator<T, A> acc(out);

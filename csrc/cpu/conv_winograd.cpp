@@ -56,17 +56,30 @@ const WinogradKernels& winograd_kernels() {
 
 namespace {
 
-constexpr int kWinogradFilters = 1;  // conv_pack_cache.h: this file's kind of entry
+constexpr int kWinogradFilters = 1;  // conv_pack_cache.h: this file's kinds of entry
+constexpr int kWinogradTurnedFilters = 4;
 
-// U[xi] for the O x (C * 9) filters wm, zero padding rows (layout: see conv2d_winograd).
+// U[xi] for the O x (C * 9) filters wm, zero padding rows (layout: see conv2d_winograd); with
+// `turned`, for wm's (C x O x 3 x 3) filters turned by 180 degrees and transposed, cached under
+// wm itself, so an input gradient finds them without turning the filters again.
 std::shared_ptr<const PackedFilters> winograd_filters(const WinogradKernels& k, const float* wm, int64_t O,
-                                                      int64_t C, FilterOrigin origin) {
+                                                      int64_t C, FilterOrigin origin, bool turned) {
   const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
-  return packed_filters(kWinogradFilters, wm, O, C * 9, size_t(kXi * OP * kPanelRows * C), [&](float* u) {
+  const int kind = turned ? kWinogradTurnedFilters : kWinogradFilters;
+  return packed_filters(kind, wm, turned ? C : O, turned ? O * 9 : C * 9, size_t(kXi * OP * kPanelRows * C),
+                        [&](float* u) {
     parallel_for(0, O, std::max<int64_t>(1, 256 / std::max<int64_t>(C, 1)), [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o)
-        k.weight_run(wm + o * C * 9, 0, C, u + (o / kPanelRows) * C * kPanelRows + o % kPanelRows,
-                     OP * C * kPanelRows, kPanelRows);
+      std::vector<float> row(static_cast<size_t>(turned ? C * 9 : 0));
+      for (int64_t o = o0; o < o1; ++o) {
+        const float* w = wm + o * C * 9;
+        if (turned) {  // row[c][8 - t] = wm[c][o][t]
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t t = 0; t < 9; ++t) row[size_t(c * 9 + 8 - t)] = wm[(c * O + o) * 9 + t];
+          w = row.data();
+        }
+        k.weight_run(w, 0, C, u + (o / kPanelRows) * C * kPanelRows + o % kPanelRows, OP * C * kPanelRows,
+                     kPanelRows);
+      }
     });
   }, origin);
 }
@@ -89,7 +102,7 @@ bool winograd_applies(const Geom& g) {
 }
 
 void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
-                     const int64_t* os, FilterOrigin origin) {
+                     const int64_t* os, FilterOrigin origin, bool turned) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t C = g.C, O = g.O;
   const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2, T = g.N * TY * TX;
@@ -97,7 +110,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
   // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6].
-  const std::shared_ptr<const PackedFilters> filters = winograd_filters(k, wm, O, C, origin);
+  const std::shared_ptr<const PackedFilters> filters = winograd_filters(k, wm, O, C, origin, turned);
   const float* u = filters->packed.data();
 
   // Tiles per block: the block's transformed inputs and products within kBlockFloats, at least

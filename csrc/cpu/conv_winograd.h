@@ -54,8 +54,10 @@ bool winograd_applies(const conv_impl::Geom& g);
 
 // out (N, O, OH, OW) with strides os = conv(x, w) + bias. x: the input (strides g.xs, unit stride
 // along W); wm: the filters as an O x (C * 9) row-major matrix; bias: O floats or null.
-// origin: where wm lives (conv_pack_cache.h), for the filter cache.
+// origin: where wm lives (conv_pack_cache.h), for the filter cache. turned: wm holds the filters
+// of the convolution whose input gradient this is, (C x O x 3 x 3): they are used turned by 180
+// degrees with the two channel counts swapped, and cached that way under wm.
 void conv2d_winograd(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
-                     const int64_t* os, FilterOrigin origin = {});
+                     const int64_t* os, FilterOrigin origin = {}, bool turned = false);
 
 }  // namespace bm::cpu
