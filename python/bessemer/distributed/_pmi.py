@@ -44,6 +44,13 @@ class PMIServer:
         self._lock = threading.Lock()
         self._waiting: list[Callable[[str], None]] = []  # barrier_in replies not yet sent
         self._launchers: list[Callable[[str], None]] = []
+        # The other nodes' launchers whose ranks all ended well: node 0 keeps serving until every one
+        # has said so, or a launcher that is still waiting for its last ranks to exit would see the
+        # connection close and take it for node 0's failure.
+        self._remote_nodes, self._nodes_done = nnodes - 1, 0
+        self._all_nodes_done = threading.Event()
+        if self._remote_nodes == 0:
+            self._all_nodes_done.set()
         self._on_abort = on_abort
         self._aborted = False
         self._sock = socket.create_server((host, port), reuse_port=False, backlog=256)
@@ -54,6 +61,11 @@ class PMIServer:
         try:
             self._sock.close()
         except OSError:
+            pass
+
+    def wait_nodes_done(self, stop: threading.Event) -> None:
+        """Returns once every other node's launcher reported that its ranks ended well, or `stop` is set."""
+        while not stop.is_set() and not self._all_nodes_done.wait(0.05):
             pass
 
     def abort(self, rank: int, reason: str) -> None:
@@ -135,6 +147,10 @@ class PMIServer:
                         send("cmd=stop rank=-1")
                 elif cmd == "done":  # a launcher whose ranks all ended well
                     finalized = True
+                    with self._lock:
+                        self._nodes_done += 1
+                        if self._nodes_done >= self._remote_nodes:
+                            self._all_nodes_done.set()
                 elif cmd == "failed":  # a launcher saw one of its ranks fail
                     self.abort(int(d.get("rank", "-1")), d.get("reason", "a rank failed").replace("_", " "))
                 else:

@@ -264,6 +264,8 @@ class _Launch:
             if not running and not self.stopping.is_set():
                 break
             self.stopping.wait(0.05)
+        if self.server is not None:  # node 0: the rendezvous stays up until every node's ranks ended
+            self.server.wait_nodes_done(self.stopping)
         if self.stopping.is_set():
             _, code, reason = self.failure or (-1, 1, "stopped")
             with self.out_lock:
