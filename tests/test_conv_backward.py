@@ -87,7 +87,15 @@ PANEL = [
 # With 24+ output channels (kx not dilated) the float32 weight gradient runs on the direct kernel
 # (conv_direct_backward.cpp): a partial last block of output channels, (kx, c) groups of unequal
 # sizes, a stem, several 1024-pixel blocks with one crossing images, 1x1 stride 2, dilation along H.
+# With 24+ input channels the input gradient does, one stride phase at a time: stride 2, phases no
+# tap reaches (stride 3 over a 2x2 kernel, dilation 2 with stride 2, 1x1 stride 2) whose pixels get
+# zeros, a partial last block of input channels, unequal strides with dilation along W.
 DIRECT = [
+    ("direct_input_3x3_s2", (2, 26, 13, 11), 8, (3, 3), dict(stride=2, padding=1)),
+    ("direct_input_2x2_s3", (1, 24, 11, 10), 5, (2, 2), dict(stride=3)),
+    ("direct_input_dilated_s2", (1, 30, 12, 13), 6, (3, 3), dict(stride=2, padding=2, dilation=2)),
+    ("direct_input_1x1_s2", (2, 50, 7, 9), 4, (1, 1), dict(stride=2)),
+    ("direct_input_5x3_mixed", (1, 24, 12, 17), 26, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
     ("direct_3x3_s2_tail", (2, 20, 11, 13), 50, (3, 3), dict(stride=2, padding=1)),
     ("direct_stem", (1, 3, 29, 27), 32, (7, 7), dict(stride=2, padding=3)),
     ("direct_blocks", (2, 5, 41, 37), 24, (3, 3), dict(padding=1)),
@@ -190,7 +198,7 @@ def test_conv2d_backward_panel(combo, layout, device):
     _conv_run(combo, device, bm.float32, layout)
 
 
-@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[2]], ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[0], DIRECT[7]], ids=lambda c: c[0])
 def test_conv2d_backward_panel_thread_count(combo):
     """The panel and direct kernels' bits do not depend on the thread count (docs/determinism.md)."""
     x, w, gy, _, _ = _conv_case(combo, bm.float32)

@@ -136,21 +136,19 @@ void check_blas_sizes(const char* op, const Geom& g) {
 }
 
 // The input gradient of a 3x3, stride-1 convolution is itself one: grad_output convolved with
-// the filters turned by 180 degrees and with input and output channels swapped, padded by 2 - p.
-// Run through Winograd (conv_winograd.cpp) when it applies; false when it does not. gs is
-// grad_output staged as StagedGrad lays it out; origin: where wm lives, for the filter cache (which
-// keeps the turned filters in the transform domain).
-bool backward_input_winograd(const Geom& f, const float* wm, const float* gs, Tensor& out, FilterOrigin origin) {
+// the filters turned by 180 degrees and with input and output channels swapped, padded by 2 - p,
+// run through Winograd (conv_winograd.cpp; the filter cache keeps the turned filters in the
+// transform domain) on grad_output staged as StagedGrad lays it out.
+// The geometry of that convolution in *g; false when Winograd does not take it.
+bool input_grad_as_winograd(const Geom& f, Geom* g) {
   if (f.KH != 3 || f.KW != 3 || f.sh != 1 || f.sw != 1 || f.dh != 1 || f.dw != 1 || f.G != 1 || f.ph > 2 ||
-      f.pw > 2)
+      f.pw > 2 || f.Og <= 2)
     return false;
-  Geom g = f;
-  g.C = f.O, g.H = f.OH, g.W = f.OW, g.O = f.C, g.OH = f.H, g.OW = f.W;
-  g.ph = 2 - f.ph, g.pw = 2 - f.pw, g.Cg = g.C, g.Og = g.O, g.K = g.C * 9, g.P = g.OH * g.OW;
-  g.xs[0] = f.P, g.xs[1] = f.N * f.P, g.xs[2] = f.OW, g.xs[3] = 1;  // StagedGrad: (o, n, oy, ox)
-  if (!winograd_applies(g)) return false;
-  conv2d_winograd(gs, g, wm, nullptr, out.data<float>(), out.strides.data(), origin, /*turned=*/true);
-  return true;
+  *g = f;
+  g->C = f.O, g->H = f.OH, g->W = f.OW, g->O = f.C, g->OH = f.H, g->OW = f.W;
+  g->ph = 2 - f.ph, g->pw = 2 - f.pw, g->Cg = g->C, g->Og = g->O, g->K = g->C * 9, g->P = g->OH * g->OW;
+  g->xs[0] = f.P, g->xs[1] = f.N * f.P, g->xs[2] = f.OW, g->xs[3] = 1;  // StagedGrad: (o, n, oy, ox)
+  return winograd_applies(*g);
 }
 
 template <typename T>
@@ -161,13 +159,23 @@ void backward_input(const KernelCall& call) {
   const Geom g = geometry(out.shape, contiguous_strides(out.shape), w.shape, go.shape[2], go.shape[3], *call.args);
   const StagedWeight<T, A> wst(w);
   const A* wm = wst.p;
-  const StagedGrad<T, A> gst(go, g);
-  const A* gs = gst.p;
   if constexpr (std::is_same_v<T, float>) {
     FilterOrigin origin;  // the filters read in place from the weight's storage: see conv.cpp
     if (!wst.buf) origin = {w.storage.get(), size_t(w.offset) * sizeof(float)};
-    if (g.Og > 2 && backward_input_winograd(g, wm, gs, out, origin)) return;
+    Geom wg;
+    if (input_grad_as_winograd(g, &wg)) {
+      const StagedGrad<T, A> gst(go, g);
+      conv2d_winograd(gst.p, wg, wm, nullptr, out.data<float>(), out.strides.data(), origin, /*turned=*/true);
+      return;
+    }
+    if (direct_input_grad_applies(g)) {  // conv_direct_backward.cpp
+      conv2d_backward_input_direct(wm, g, go.data<float>(), go.strides.data(), out.data<float>(),
+                                   out.strides.data(), origin);
+      return;
+    }
   }
+  const StagedGrad<T, A> gst(go, g);
+  const A* gs = gst.p;
   const int64_t NP = g.N * g.P, HW = g.H * g.W;
   Accumulator<T, A> acc(out);
 

@@ -67,7 +67,7 @@ struct DirectInput {
 }  // namespace
 
 bool direct_applies(const Geom& g) {
-  if (g.G != 1 || (g.W > 1 && g.xs[3] != 1)) return false;
+  if (g.G != 1 || g.O == 0 || g.C == 0 || (g.W > 1 && g.xs[3] != 1)) return false;
   // Output channels are computed in blocks of direct_channels (32 on AVX-512, 16 on AVX2): at
   // least three quarters of each block must be real channels, else the panel path wastes less.
   const int64_t cb = winograd_kernels().direct_channels, blocks = (g.O + cb - 1) / cb;

@@ -43,7 +43,7 @@ std::vector<int64_t> even_runs(int64_t total, int64_t parts) {
 }  // namespace
 
 bool direct_weight_grad_applies(const Geom& g) {
-  if (g.G != 1 || g.dw != 1) return false;
+  if (g.G != 1 || g.dw != 1 || g.O == 0 || g.C == 0) return false;
   const int64_t cb = winograd_kernels().direct_channels, blocks = (g.O + cb - 1) / cb;
   if (4 * g.O < 3 * blocks * cb) return false;  // as direct_applies: mostly real channels per block
   return g.N * padded_rows(g) * padded_cols(g) * g.C < (int64_t(1) << 31);  // 32-bit pixel offsets
@@ -135,6 +135,143 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
         const int64_t kx = e / C, c = e % C;
         for (int64_t j = 0; j < cb && ob * cb + j < O; ++j)
           gw[((ob * cb + j) * C + c) * KHW + ky * g.KW + kx] = a[i * cb + j];
+      }
+    }
+  });
+}
+
+}  // namespace bm::cpu
+
+namespace bm::cpu {
+
+namespace {
+
+constexpr int kInputGradFilters = 5;  // conv_pack_cache.h: this file's kind of entry
+
+// The input gradient as sh x sw independent convolutions over grad_output, one per stride phase
+// (ry, rx): input pixel (iy, ix) with (iy + ph) % sh == ry and (ix + pw) % sw == rx receives exactly
+// the taps ky with ky dh % sh == ry (and kx alike), from grad_output row oy = q - a(ky), q =
+// (iy + ph - ry) / sh, a(ky) = (ky dh - ry) / sh. Each phase is a stride-1 convolution of a
+// zero-padded copy of grad_output (rows shifted down by Ay = max a, columns by Ax) with the taps
+// of its phase: no column matrix, no scatter-add (col2im), and stride 2 does a quarter of the
+// pixels with a quarter of the taps each.
+struct InputGradPhases {
+  int64_t Ay, Ax, Hg, Wg;  // grad_output's zero-padded copy: Hg x Wg planes, row oy at oy + Ay
+  std::vector<std::vector<int64_t>> ky, kx;  // the taps of each row phase ry and column phase rx
+
+  explicit InputGradPhases(const Geom& g)
+      : Ay((g.KH - 1) * g.dh / g.sh), Ax((g.KW - 1) * g.dw / g.sw),
+        Hg(std::max(g.OH, (g.H - 1 + g.ph) / g.sh + 1) + Ay), Wg(std::max(g.OW, (g.W - 1 + g.pw) / g.sw + 1) + Ax),
+        ky(size_t(g.sh)), kx(size_t(g.sw)) {
+    for (int64_t t = 0; t < g.KH; ++t) ky[size_t(t * g.dh % g.sh)].push_back(t);
+    for (int64_t t = 0; t < g.KW; ++t) kx[size_t(t * g.dw % g.sw)].push_back(t);
+  }
+  int64_t taps(int64_t ry, int64_t rx) const { return int64_t(ky[size_t(ry)].size() * kx[size_t(rx)].size()); }
+};
+
+// q in [*lo, *hi): the rows (or columns) i = q s + r - p of phase r inside [0, n).
+void phase_range(int64_t n, int64_t s, int64_t r, int64_t p, int64_t* lo, int64_t* hi) {
+  const int64_t a = p - r;  // i >= 0  <=>  q s >= a
+  *lo = a <= 0 ? 0 : (a + s - 1) / s;
+  const int64_t b = n - 1 + p - r;  // i <= n - 1  <=>  q s <= b
+  *hi = b < 0 ? 0 : b / s + 1;
+  if (*hi < *lo) *hi = *lo;
+}
+
+}  // namespace
+
+bool direct_input_grad_applies(const Geom& g) {
+  if (g.G != 1 || g.O == 0 || g.C == 0) return false;
+  const int64_t cb = winograd_kernels().direct_channels, blocks = (g.C + cb - 1) / cb;
+  if (4 * g.C < 3 * blocks * cb) return false;  // the input channels fill most of each block
+  const InputGradPhases ph(g);
+  return g.O * ph.Hg * ph.Wg < (int64_t(1) << 31);  // 32-bit tap offsets within an image
+}
+
+void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* go, const int64_t* gst, float* gx,
+                                  const int64_t* xs, FilterOrigin origin) {
+  const WinogradKernels& k = winograd_kernels();
+  const int64_t O = g.O, C = g.C, cb = k.direct_channels, CB = (C + cb - 1) / cb, KHW = g.KH * g.KW;
+  const InputGradPhases ph(g);
+  const int64_t S = g.sh * g.sw;
+  // Phase p = (ry, rx)'s filters, cb input channels per block, (o, tap) by (o, tap), taps ky-major:
+  // w[o][c][ky][kx] at at[p] + ((c / cb) O taps + o taps + t) cb + c % cb.
+  std::vector<int64_t> at(size_t(S + 1), 0);
+  for (int64_t p = 0; p < S; ++p) at[size_t(p + 1)] = at[size_t(p)] + CB * cb * O * ph.taps(p / g.sw, p % g.sw);
+  const std::shared_ptr<const PackedFilters> filters =
+      packed_filters(kInputGradFilters, wm, O, C * KHW, size_t(at[size_t(S)]), [&](float* a) {
+        parallel_for(0, S * O, 1, [&](int64_t q0, int64_t q1) {
+          for (int64_t q = q0; q < q1; ++q) {
+            const int64_t p = q / O, o = q % O, ry = p / g.sw, rx = p % g.sw, T = ph.taps(ry, rx);
+            int64_t t = 0;
+            for (int64_t ky : ph.ky[size_t(ry)])
+              for (int64_t kx : ph.kx[size_t(rx)]) {
+                for (int64_t c = 0; c < C; ++c)
+                  a[at[size_t(p)] + (((c / cb) * O + o) * T + t) * cb + c % cb] =
+                      wm[(o * C + c) * KHW + ky * g.KW + kx];
+                ++t;
+              }
+          }
+        });
+      }, origin);
+  const float* w = filters->packed.data();
+
+  // grad_output zero-padded: gp[((n O + o) Hg + oy + Ay) Wg + ox + Ax] = go[n][o][oy][ox].
+  const int64_t plane = ph.Hg * ph.Wg;
+  Scratch<float> gp(g.N * O * plane);
+  parallel_for(0, g.N * O * ph.Hg, std::max<int64_t>(1, 4096 / ph.Wg), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / (O * ph.Hg), o = r / ph.Hg % O, oy = r % ph.Hg - ph.Ay;
+      float* d = gp.p + r * ph.Wg;
+      std::fill(d, d + ph.Wg, 0.0f);
+      if (oy < 0 || oy >= g.OH) continue;
+      const float* s = go + n * gst[0] + o * gst[1] + oy * gst[2];
+      for (int64_t ox = 0; ox < g.OW; ++ox) d[ox + ph.Ax] = s[ox * gst[3]];
+    }
+  });
+
+  // One task: one row q of one phase of one image against one block of input channels.
+  struct Phase {
+    int64_t ry, rx, qy0, qy1, qx0, qx1, segs, seg, longer;
+    std::vector<int32_t> off;  // (o, tap): where it reads from the pixel's own position
+  };
+  std::vector<Phase> phases;
+  std::vector<int64_t> first_task{0};
+  for (int64_t p = 0; p < S; ++p) {
+    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 0, 0, 0, {}};
+    phase_range(g.H, g.sh, f.ry, g.ph, &f.qy0, &f.qy1);
+    phase_range(g.W, g.sw, f.rx, g.pw, &f.qx0, &f.qx1);
+    const int64_t L = f.qx1 - f.qx0;
+    f.segs = L > 0 ? (L + k.direct_pixels_max - 1) / k.direct_pixels_max : 0;
+    f.seg = f.segs ? L / f.segs : 0, f.longer = f.segs ? L % f.segs : 0;
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t ky : ph.ky[size_t(f.ry)])
+        for (int64_t kx : ph.kx[size_t(f.rx)])
+          f.off.push_back(int32_t(o * plane + (ph.Ay - (ky * g.dh - f.ry) / g.sh) * ph.Wg + ph.Ax -
+                                  (kx * g.dw - f.rx) / g.sw));
+    first_task.push_back(first_task.back() + g.N * CB * (f.qy1 - f.qy0));
+    phases.push_back(std::move(f));
+  }
+  parallel_for(0, first_task.back(), 1, [&](int64_t t0, int64_t t1) {
+    float acc[kMaxTile];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t p = std::upper_bound(first_task.begin(), first_task.end(), t) - first_task.begin() - 1;
+      const Phase& f = phases[size_t(p)];
+      const int64_t u = t - first_task[size_t(p)], rows = f.qy1 - f.qy0;
+      const int64_t n = u / (CB * rows), cbk = u / rows % CB, q = f.qy0 + u % rows;
+      const int64_t iy = q * g.sh + f.ry - g.ph, channels = std::min(cb, C - cbk * cb);
+      const float* row = gp.p + n * O * plane + q * ph.Wg;
+      const int64_t T = int64_t(f.off.size()) / std::max<int64_t>(O, 1);
+      for (int64_t si = 0, qx = f.qx0; si < f.segs; ++si) {
+        const int R = int(f.seg + (si < f.longer ? 1 : 0));
+        if (T > 0) k.direct_pixels(w + at[size_t(p)] + cbk * O * T * cb, row + qx, 1, f.off.data(), O * T, R, acc);
+        else std::fill(acc, acc + R * cb, 0.0f);  // a phase no tap reaches (stride > kernel): zeros
+        const int64_t ix0 = qx * g.sw + f.rx - g.pw;
+        for (int64_t j = 0; j < channels; ++j) {
+          float* d = gx + n * xs[0] + (cbk * cb + j) * xs[1] + iy * xs[2] + ix0 * xs[3];
+          for (int i = 0; i < R; ++i) d[i * g.sw * xs[3]] = acc[i * cb + j];
+        }
+        qx += R;
       }
     }
   });

@@ -41,6 +41,17 @@ bool direct_weight_grad_applies(const conv_impl::Geom& g);
 void conv2d_backward_weight_direct(const float* x, const conv_impl::Geom& g, const float* go, const int64_t* gst,
                                    float* gw);
 
+// Whether conv2d_backward_input_direct handles this convolution (conv_direct_backward.cpp): one
+// group, enough input channels to fill most of the direct kernel's channel blocks.
+bool direct_input_grad_applies(const conv_impl::Geom& g);
+
+// gx (N, C, H, W) with strides xs = the input gradient of a one-group convolution on the direct
+// kernel, one stride phase at a time: wm the filters (O x K row-major), go grad_output (N, O, OH,
+// OW) with strides gst; every element of gx is written. origin: where wm lives, for the filter
+// cache. Bits independent of the thread count and of the instruction set.
+void conv2d_backward_input_direct(const float* wm, const conv_impl::Geom& g, const float* go, const int64_t* gst,
+                                  float* gx, const int64_t* xs, FilterOrigin origin = {});
+
 // Whether conv2d_panel_gemm handles this convolution (one group, more than two output channels).
 bool panel_gemm_applies(const conv_impl::Geom& g);
 
