@@ -68,9 +68,13 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       }
       std::fill(d, d + lo * C, 0.0f);
       std::fill(d + hi * C, d + Wp * C, 0.0f);
-      for (int64_t c = 0; c < C; ++c) {
-        const float* s = x + n * g.xs[0] + c * g.xs[1] + y * g.xs[2] - g.pw * g.xs[3];
-        for (int64_t xx = lo; xx < hi; ++xx) d[xx * C + c] = s[xx * g.xs[3]];
+      const float* s = x + n * g.xs[0] + y * g.xs[2] - g.pw * g.xs[3];
+      // 16 columns at a time: their C-float pixels (64 floats apart per channel step) stay in L1
+      // while every channel's 16 values are written into them.
+      for (int64_t x0 = lo; x0 < hi; x0 += 16) {
+        const int64_t x1 = std::min(hi, x0 + 16);
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t xx = x0; xx < x1; ++xx) d[xx * C + c] = s[c * g.xs[1] + xx * g.xs[3]];
       }
     }
   });
@@ -95,20 +99,26 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   Scratch<float> gp(OB * depth_max * cb);  // grad of one pixel block: gp[(ob * depth + i) * cb + j]
   for (const Block& blk : blocks) {
     const int64_t d0 = blk.n0 * g.P + blk.p0, dn = blk.cols();
-    parallel_for(0, OB * cb, std::max<int64_t>(1, 8192 / dn), [&](int64_t q0, int64_t q1) {
+    // 64 pixels of one channel block per task: the 8 KiB they fill stays in L1 while each of
+    // the block's channels writes its column.
+    const int64_t chunks = (dn + 63) / 64;
+    parallel_for(0, OB * chunks, std::max<int64_t>(1, 16 / cb), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
-        const int64_t ob = q / cb, j = q % cb, o = q;
-        float* dst = gp.p + ob * dn * cb + j;
-        if (o >= O) {
-          for (int64_t i = 0; i < dn; ++i) dst[i * cb] = 0.0f;
-          continue;
-        }
-        for (int64_t d = d0, i = 0; d < d0 + dn;) {  // one output row's run at a time
-          const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
-          const int64_t len = std::min(g.OW - ox0, d0 + dn - d);
-          const float* s = go + n * gst[0] + o * gst[1] + oy * gst[2] + ox0 * gst[3];
-          for (int64_t e = 0; e < len; ++e, ++i) dst[i * cb] = s[e * gst[3]];
-          d += len;
+        const int64_t ob = q / chunks, i0 = q % chunks * 64, i1 = std::min(dn, i0 + 64);
+        for (int64_t j = 0; j < cb; ++j) {
+          const int64_t o = ob * cb + j;
+          float* dst = gp.p + ob * dn * cb + j;
+          if (o >= O) {
+            for (int64_t i = i0; i < i1; ++i) dst[i * cb] = 0.0f;
+            continue;
+          }
+          for (int64_t d = d0 + i0, i = i0; i < i1;) {  // one output row's run at a time
+            const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
+            const int64_t len = std::min(g.OW - ox0, i1 - i);
+            const float* s = go + n * gst[0] + o * gst[1] + oy * gst[2] + ox0 * gst[3];
+            for (int64_t e = 0; e < len; ++e, ++i) dst[i * cb] = s[e * gst[3]];
+            d += len;
+          }
         }
       }
     });
@@ -125,17 +135,22 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       }
     });
   }
-  // acc of tile (ob, ky, jg), entry i, lane j: grad_w[ob cb + j][c][ky][kx], (kx, c) = j0 + i.
+  // grad_w[o][c][ky][kx] is entry i, lane o % cb of tile (o / cb, ky, jg), (kx, c) = jstart[jg] + i.
+  // One output channel's row per task, written in (ky, kx, c) order: a few KiB, not a page per
+  // store as a walk over the tiles would write it.
+  std::vector<int64_t> group(static_cast<size_t>(J));  // (kx, c) -> its group
+  for (int64_t jg = 0; jg < JG; ++jg)
+    for (int64_t e = jstart[size_t(jg)]; e < jstart[size_t(jg) + 1]; ++e) group[size_t(e)] = jg;
   const int64_t KHW = g.KH * g.KW;
-  parallel_for(0, tiles, std::max<int64_t>(1, 4096 / (R * cb)), [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
-      const float* a = acc.p + t * R * cb;
-      for (int64_t e = jstart[size_t(jg)], i = 0; e < jstart[size_t(jg) + 1]; ++e, ++i) {
-        const int64_t kx = e / C, c = e % C;
-        for (int64_t j = 0; j < cb && ob * cb + j < O; ++j)
-          gw[((ob * cb + j) * C + c) * KHW + ky * g.KW + kx] = a[i * cb + j];
-      }
+  parallel_for(0, O, std::max<int64_t>(1, 4096 / (C * KHW)), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t ob = o / cb, j = o % cb;
+      float* row = gw + o * C * KHW;
+      for (int64_t ky = 0; ky < g.KH; ++ky)
+        for (int64_t e = 0; e < J; ++e) {
+          const int64_t jg = group[size_t(e)], t = (ob * g.KH + ky) * JG + jg;
+          row[e % C * KHW + ky * g.KW + e / C] = acc.p[(t * R + e - jstart[size_t(jg)]) * cb + j];
+        }
     }
   });
 }
