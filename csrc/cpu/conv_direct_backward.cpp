@@ -68,13 +68,12 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       }
       std::fill(d, d + lo * C, 0.0f);
       std::fill(d + hi * C, d + Wp * C, 0.0f);
-      const float* s = x + n * g.xs[0] + y * g.xs[2] - g.pw * g.xs[3];
-      // 16 columns at a time: their C-float pixels (64 floats apart per channel step) stay in L1
-      // while every channel's 16 values are written into them.
-      for (int64_t x0 = lo; x0 < hi; x0 += 16) {
-        const int64_t x1 = std::min(hi, x0 + 16);
+      const float* s = x + n * g.xs[0] + y * g.xs[2] + (lo - g.pw) * g.xs[3];
+      if (g.xs[3] == 1 || hi - lo == 1) {
+        k.channels_last_rows(s, g.xs[1], C, hi - lo, d + lo * C);
+      } else {  // a view strided along W (StagedInput leaves only width-1 ones)
         for (int64_t c = 0; c < C; ++c)
-          for (int64_t xx = x0; xx < x1; ++xx) d[xx * C + c] = s[c * g.xs[1] + xx * g.xs[3]];
+          for (int64_t xx = lo; xx < hi; ++xx) d[xx * C + c] = s[c * g.xs[1] + (xx - lo) * g.xs[3]];
       }
     }
   });

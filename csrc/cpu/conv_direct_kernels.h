@@ -11,6 +11,7 @@
 // FMA each (AVX2 and AVX-512 agree bit for bit, and with the panel kernels on unfolded columns),
 // or one multiply and one add in the baseline copy.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -64,6 +65,46 @@ inline void direct_block(const float* w, const float* x, int64_t s, const int32_
     for (int j = 0; j < kDirectChannels; ++j) acc[i * kDirectChannels + j] = a[i][j];
 }
 #endif
+
+// dst[x * C + c] = src[c * cs + x] for x < n, c < C: rows of C planes turned channels-last (the
+// direct weight gradient's input copy). AVX2 turns 8 x 8 tiles in registers (eight 8-float loads,
+// three rounds of shuffles, eight 8-float stores); a store per element to lines C floats apart cost
+// two to four times as much.
+inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t n, float* dst) {
+  int64_t c0 = 0;
+#if defined(__AVX2__)
+  for (; c0 + 8 <= C; c0 += 8) {
+    int64_t x0 = 0;
+    for (; x0 + 8 <= n; x0 += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (c0 + i) * cs + x0);
+      for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+      }
+      for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+      }
+      // r[0..3] hold columns (0, 1, 2, 3) and (4, 5, 6, 7) of channels 0-3 in their two halves,
+      // r[4..7] those of channels 4-7: column j of all 8 channels joins a half of each.
+      for (int j = 0; j < 4; ++j) {
+        _mm256_storeu_ps(dst + (x0 + j) * C + c0, _mm256_permute2f128_ps(r[j], r[j + 4], 0x20));
+        _mm256_storeu_ps(dst + (x0 + j + 4) * C + c0, _mm256_permute2f128_ps(r[j], r[j + 4], 0x31));
+      }
+    }
+    for (; x0 < n; ++x0)
+      for (int64_t c = c0; c < c0 + 8; ++c) dst[x0 * C + c] = src[c * cs + x0];
+  }
+#endif
+  for (int64_t x0 = 0; x0 < n; x0 += 16) {  // the channels left: 16 columns' pixels stay in L1
+    const int64_t x1 = std::min(n, x0 + 16);
+    for (int64_t c = c0; c < C; ++c)
+      for (int64_t x = x0; x < x1; ++x) dst[x * C + c] = src[c * cs + x];
+  }
+}
 
 using DirectBlockFn = void (*)(const float*, const float*, int64_t, const int32_t*, int64_t, float*);
 

@@ -39,6 +39,8 @@ struct WinogradKernels {
   // bits as panel_product on unfolded columns.
   void (*direct_pixels)(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, int R, float* acc);
   int direct_channels, direct_pixels_max;
+  // dst[x * C + c] = src[c * cs + x] for x < n, c < C (conv_direct_kernels.h).
+  void (*channels_last_rows)(const float* src, int64_t cs, int64_t C, int64_t n, float* dst);
 };
 
 // The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the

@@ -378,7 +378,7 @@ namespace bm::cpu::BM_WINO_NS {
 inline const WinogradKernels& kernels() {
   static const WinogradKernels k{weight_run,     input_run,           output_run,    panel_product,
                                  panel_product2, panel_product_rows2, direct_pixels, kDirectChannels,
-                                 kDirectPixels};
+                                 kDirectPixels,  channels_last_rows};
   return k;
 }
 
