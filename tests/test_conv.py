@@ -109,6 +109,10 @@ FAST = [
     ("direct_1x1", (1, 8, 3, 50), 50, (1, 1), dict(), False),
     ("direct_5x5", (1, 6, 7, 23), 48, (5, 5), dict(padding=2), True),
     ("direct_3x3_stride2", (2, 20, 11, 13), 50, (3, 3), dict(stride=2, padding=(0, 2)), True),
+    # Output rows short enough to go two at a time (7 wide on AVX-512, 3 on AVX2), an odd last row.
+    ("direct_two_rows", (2, 20, 13, 13), 40, (3, 3), dict(stride=2, padding=1), True),
+    ("direct_two_rows_5x5", (1, 8, 11, 11), 32, (5, 5), dict(), False),
+    ("direct_two_rows_narrow", (1, 16, 9, 6), 24, (3, 3), dict(stride=2), True),
 ]
 
 

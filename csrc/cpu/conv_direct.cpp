@@ -104,23 +104,37 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
   const int64_t segs = (g.OW + k.direct_pixels_max - 1) / k.direct_pixels_max, seg = g.OW / segs,
                 longer = g.OW % segs;
 
-  // One task: one output row of one image against one block of output channels; consecutive
-  // tasks share the block's filters (kept in cache) and the image.
-  parallel_for(0, g.N * OB * g.OH, 1, [&](int64_t t0, int64_t t1) {
+  // Rows short enough that two fill the kernel's pixels (7 wide with AVX-512) go in pairs.
+  const int64_t rows_per = 2 * g.OW <= k.direct_pixels_max ? 2 : 1, RG = (g.OH + rows_per - 1) / rows_per;
+
+  // One task: one output row (or pair) of one image against one block of output channels;
+  // consecutive tasks share the block's filters (kept in cache) and the image.
+  parallel_for(0, g.N * OB * RG, 1, [&](int64_t t0, int64_t t1) {
     float acc[kMaxBlock];
+    // The outputs in acc, `rows` rows of `width` from (oy, ox0), plus the bias.
+    auto store = [&](int64_t n, int64_t ob, int64_t oy, int64_t ox0, int64_t rows, int64_t width) {
+      for (int64_t j = 0; j < std::min(cb, O - ob * cb); ++j) {
+        const int64_t o = ob * cb + j;
+        const float bv = bias ? bias[o] : 0.0f;
+        const float* a = acc + j;
+        for (int64_t r = 0; r < rows; ++r, a += width * cb) {
+          float* d = out + n * os[0] + o * os[1] + (oy + r) * os[2] + ox0 * os[3];
+          for (int64_t i = 0; i < width; ++i) d[i * os[3]] = a[i * cb] + bv;
+        }
+      }
+    };
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / (OB * g.OH), ob = t / g.OH % OB, oy = t % g.OH;
+      const int64_t n = t / (OB * RG), ob = t / RG % OB, oy = t % RG * rows_per;
       const float* row = in.p + n * in.s[0] + oy * g.sh * in.s[2];
-      const int64_t channels = std::min(cb, O - ob * cb);
+      if (rows_per == 2 && oy + 1 < g.OH) {
+        k.direct_pixels(w + ob * K * cb, row, g.sw, g.sh * in.s[2], true, off.data(), K, int(2 * g.OW), acc);
+        store(n, ob, oy, 0, 2, g.OW);
+        continue;
+      }
       for (int64_t sgi = 0, ox0 = 0; sgi < segs; ++sgi) {
         const int R = int(seg + (sgi < longer ? 1 : 0));
-        k.direct_pixels(w + ob * K * cb, row + ox0 * g.sw, g.sw, off.data(), K, R, acc);
-        for (int64_t j = 0; j < channels; ++j) {
-          const int64_t o = ob * cb + j;
-          const float bv = bias ? bias[o] : 0.0f;
-          float* d = out + n * os[0] + o * os[1] + oy * os[2] + ox0 * os[3];
-          for (int i = 0; i < R; ++i) d[i * os[3]] = acc[i * cb + j] + bv;
-        }
+        k.direct_pixels(w + ob * K * cb, row + ox0 * g.sw, g.sw, 0, false, off.data(), K, R, acc);
+        store(n, ob, oy, ox0, 1, R);
         ox0 += R;
       }
     }

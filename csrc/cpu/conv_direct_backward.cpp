@@ -127,7 +127,7 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
         const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
         const int64_t j0 = jstart[size_t(jg)], n = (jstart[size_t(jg) + 1] - j0) * cb;
         float* a = acc.p + t * R * cb;
-        k.direct_pixels(gp.p + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, off.data() + d0, dn,
+        k.direct_pixels(gp.p + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, 0, false, off.data() + d0, dn,
                         int(jstart[size_t(jg) + 1] - j0), d0 == 0 ? a : part);
         if (d0 > 0)
           for (int64_t i = 0; i < n; ++i) a[i] += part[i];
@@ -244,26 +244,29 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
     }
   });
 
-  // One task: one row q of one phase of one image against one block of input channels.
+  // One task: one row q (or, when two fill the kernel's pixels, a pair) of one phase of one image
+  // against one block of input channels.
   struct Phase {
-    int64_t ry, rx, qy0, qy1, qx0, qx1, segs, seg, longer;
+    int64_t ry, rx, qy0, qy1, qx0, qx1, segs, seg, longer, rows_per, groups;
     std::vector<int32_t> off;  // (o, tap): where it reads from the pixel's own position
   };
   std::vector<Phase> phases;
   std::vector<int64_t> first_task{0};
   for (int64_t p = 0; p < S; ++p) {
-    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 0, 0, 0, {}};
+    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 0, 0, 0, 1, 0, {}};
     phase_range(g.H, g.sh, f.ry, g.ph, &f.qy0, &f.qy1);
     phase_range(g.W, g.sw, f.rx, g.pw, &f.qx0, &f.qx1);
     const int64_t L = f.qx1 - f.qx0;
     f.segs = L > 0 ? (L + k.direct_pixels_max - 1) / k.direct_pixels_max : 0;
     f.seg = f.segs ? L / f.segs : 0, f.longer = f.segs ? L % f.segs : 0;
+    f.rows_per = 2 * L <= k.direct_pixels_max ? 2 : 1;
+    f.groups = (f.qy1 - f.qy0 + f.rows_per - 1) / f.rows_per;
     for (int64_t o = 0; o < O; ++o)
       for (int64_t ky : ph.ky[size_t(f.ry)])
         for (int64_t kx : ph.kx[size_t(f.rx)])
           f.off.push_back(int32_t(o * plane + (ph.Ay - (ky * g.dh - f.ry) / g.sh) * ph.Wg + ph.Ax -
                                   (kx * g.dw - f.rx) / g.sw));
-    first_task.push_back(first_task.back() + g.N * CB * (f.qy1 - f.qy0));
+    first_task.push_back(first_task.back() + g.N * CB * f.groups);
     phases.push_back(std::move(f));
   }
   parallel_for(0, first_task.back(), 1, [&](int64_t t0, int64_t t1) {
@@ -271,20 +274,35 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t p = std::upper_bound(first_task.begin(), first_task.end(), t) - first_task.begin() - 1;
       const Phase& f = phases[size_t(p)];
-      const int64_t u = t - first_task[size_t(p)], rows = f.qy1 - f.qy0;
-      const int64_t n = u / (CB * rows), cbk = u / rows % CB, q = f.qy0 + u % rows;
-      const int64_t iy = q * g.sh + f.ry - g.ph, channels = std::min(cb, C - cbk * cb);
+      const int64_t u = t - first_task[size_t(p)];
+      const int64_t n = u / (CB * f.groups), cbk = u / f.groups % CB, q = f.qy0 + u % f.groups * f.rows_per;
+      const int64_t channels = std::min(cb, C - cbk * cb);
       const float* row = gp.p + n * O * plane + q * ph.Wg;
+      const float* wp = w + at[size_t(p)];
       const int64_t T = int64_t(f.off.size()) / std::max<int64_t>(O, 1);
+      // The outputs in acc, `rows` phase rows of `width` from phase position (q, qx).
+      auto store = [&](int64_t qx, int64_t rows, int64_t width) {
+        for (int64_t j = 0; j < channels; ++j) {
+          const float* a = acc + j;
+          for (int64_t r = 0; r < rows; ++r, a += width * cb) {
+            float* d = gx + n * xs[0] + (cbk * cb + j) * xs[1] + ((q + r) * g.sh + f.ry - g.ph) * xs[2] +
+                       (qx * g.sw + f.rx - g.pw) * xs[3];
+            for (int64_t i = 0; i < width; ++i) d[i * g.sw * xs[3]] = a[i * cb];
+          }
+        }
+      };
+      const int64_t L = f.qx1 - f.qx0;
+      if (f.rows_per == 2 && q + 1 < f.qy1) {
+        if (T > 0) k.direct_pixels(wp + cbk * O * T * cb, row + f.qx0, 1, ph.Wg, true, f.off.data(), O * T, int(2 * L), acc);
+        else std::fill(acc, acc + 2 * L * cb, 0.0f);
+        store(f.qx0, 2, L);
+        continue;
+      }
       for (int64_t si = 0, qx = f.qx0; si < f.segs; ++si) {
         const int R = int(f.seg + (si < f.longer ? 1 : 0));
-        if (T > 0) k.direct_pixels(w + at[size_t(p)] + cbk * O * T * cb, row + qx, 1, f.off.data(), O * T, R, acc);
+        if (T > 0) k.direct_pixels(wp + cbk * O * T * cb, row + qx, 1, 0, false, f.off.data(), O * T, R, acc);
         else std::fill(acc, acc + R * cb, 0.0f);  // a phase no tap reaches (stride > kernel): zeros
-        const int64_t ix0 = qx * g.sw + f.rx - g.pw;
-        for (int64_t j = 0; j < channels; ++j) {
-          float* d = gx + n * xs[0] + (cbk * cb + j) * xs[1] + iy * xs[2] + ix0 * xs[3];
-          for (int i = 0; i < R; ++i) d[i * g.sw * xs[3]] = acc[i * cb + j];
-        }
+        store(qx, 1, R);
         qx += R;
       }
     }

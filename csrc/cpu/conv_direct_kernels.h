@@ -29,19 +29,24 @@ constexpr int kDirectChannels = 2 * kDirectLanes;                   // output ch
 constexpr int kDirectPixels = sizeof(DirectVec) == 64 ? 14 : 6;      // 2 R accumulators + 3 registers
 
 // acc[i * kDirectChannels + j] (i < R, j < kDirectChannels) = sum over k of w[k * kDirectChannels +
-// j] * x[off[k] + S i] (S a compile-time pixel step, or s where S is 0).
-template <int R, int S>
-inline void direct_block(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, float* acc) {
+// j] * x[off[k] + pix(i)], the R pixels in ROWS rows of R / ROWS: pix(i) = (i / (R / ROWS)) rs +
+// S (i % (R / ROWS)) (S a compile-time pixel step, or s where S is 0). Two rows fill the registers
+// when output rows are short (7 pixels at a ResNet's last stage), one pass over the filters for both.
+template <int R, int S, int ROWS>
+inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, const int32_t* off, int64_t K,
+                         float* acc) {
   using V = DirectVec;
+  constexpr int per_row = R / ROWS;
   const int64_t step = S ? S : s;
   V c0[R], c1[R];
   for (int i = 0; i < R; ++i) c0[i] = vset1(V{}, 0.0f), c1[i] = c0[i];
   for (int64_t k = 0; k < K; ++k, w += kDirectChannels) {
     const V w0 = vload(V{}, w), w1 = vload(V{}, w + kDirectLanes);
     const float* p = x + off[k];
+    const float* p2 = p + rs;
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
-      const V b = vset1(V{}, p[step * i]);
+      const V b = vset1(V{}, i < per_row ? p[step * i] : p2[step * (i - per_row)]);
       c0[i] = vfma(b, w0, c0[i]), c1[i] = vfma(b, w1, c1[i]);
     }
   }
@@ -50,14 +55,16 @@ inline void direct_block(const float* w, const float* x, int64_t s, const int32_
 #else
 constexpr int kDirectChannels = 16, kDirectPixels = 8;
 
-template <int R, int S>
-inline void direct_block(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, float* acc) {
+template <int R, int S, int ROWS>
+inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, const int32_t* off, int64_t K,
+                         float* acc) {
+  constexpr int per_row = R / ROWS;
   const int64_t step = S ? S : s;
   float a[R][kDirectChannels] = {};
   for (int64_t k = 0; k < K; ++k, w += kDirectChannels) {
     const float* p = x + off[k];
     for (int i = 0; i < R; ++i) {
-      const float v = p[step * i];
+      const float v = p[i / per_row * rs + step * (i % per_row)];
       for (int j = 0; j < kDirectChannels; ++j) a[i][j] += v * w[j];
     }
   }
@@ -106,22 +113,36 @@ inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t 
   }
 }
 
-using DirectBlockFn = void (*)(const float*, const float*, int64_t, const int32_t*, int64_t, float*);
+using DirectBlockFn = void (*)(const float*, const float*, int64_t, int64_t, const int32_t*, int64_t, float*);
 
-// direct_block<R, S> for R = 1 .. kDirectPixels, indexed by R - 1.
+// direct_block<R, S, 1> for R = 1 .. kDirectPixels, indexed by R - 1, and direct_block<2 q, S, 2>
+// for q = 1 .. kDirectPixels / 2, indexed by q - 1.
 template <int S, int... Rm1>
 constexpr auto direct_blocks(std::integer_sequence<int, Rm1...>) {
-  return std::array<DirectBlockFn, sizeof...(Rm1)>{direct_block<Rm1 + 1, S>...};
+  return std::array<DirectBlockFn, sizeof...(Rm1)>{direct_block<Rm1 + 1, S, 1>...};
+}
+template <int S, int... Qm1>
+constexpr auto direct_blocks2(std::integer_sequence<int, Qm1...>) {
+  return std::array<DirectBlockFn, sizeof...(Qm1)>{direct_block<2 * (Qm1 + 1), S, 2>...};
 }
 
-// The kernel's entry: R (1 .. kDirectPixels) pixels s floats apart; steps 1 and 2 (stride 1 and 2
-// with the input's unit stride along a row) have their own copies with the step in the addresses.
-inline void direct_pixels(const float* w, const float* x, int64_t s, const int32_t* off, int64_t K, int R,
-                          float* acc) {
+// The kernel's entry: R pixels s floats apart in one row (R <= kDirectPixels), or with `two_rows`
+// R / 2 in each of two rows rs floats apart (R even). Steps 1 and 2 (stride 1 and 2 with the
+// input's unit stride along a row) have their own copies with the step in the addresses.
+inline void direct_pixels(const float* w, const float* x, int64_t s, int64_t rs, bool two_rows, const int32_t* off,
+                          int64_t K, int R, float* acc) {
   using Seq = std::make_integer_sequence<int, kDirectPixels>;
+  using Seq2 = std::make_integer_sequence<int, kDirectPixels / 2>;
   static constexpr auto step1 = direct_blocks<1>(Seq{}), step2 = direct_blocks<2>(Seq{}), any = direct_blocks<0>(Seq{});
-  const auto& table = s == 1 ? step1 : s == 2 ? step2 : any;
-  table[size_t(R - 1)](w, x, s, off, K, acc);
+  static constexpr auto step1r = direct_blocks2<1>(Seq2{}), step2r = direct_blocks2<2>(Seq2{}),
+                        anyr = direct_blocks2<0>(Seq2{});
+  if (two_rows) {
+    const auto& table = s == 1 ? step1r : s == 2 ? step2r : anyr;
+    table[size_t(R / 2 - 1)](w, x, s, rs, off, K, acc);
+  } else {
+    const auto& table = s == 1 ? step1 : s == 2 ? step2 : any;
+    table[size_t(R - 1)](w, x, s, 0, off, K, acc);
+  }
 }
 
 }  // namespace bm::cpu::BM_WINO_NS
