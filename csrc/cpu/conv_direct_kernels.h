@@ -27,6 +27,7 @@ using DirectVec = __m256;
 constexpr int kDirectLanes = int(sizeof(DirectVec) / sizeof(float));
 constexpr int kDirectChannels = 2 * kDirectLanes;                   // output channels per block
 constexpr int kDirectPixels = sizeof(DirectVec) == 64 ? 14 : 6;      // 2 R accumulators + 3 registers
+constexpr int64_t kDirectAhead = 8;  // how many k ahead the kernel prefetches its broadcasts
 
 // acc[i * kDirectChannels + j] (i < R, j < kDirectChannels) = sum over k of w[k * kDirectChannels +
 // j] * x[off[k] + pix(i)], the R pixels in ROWS rows of R / ROWS: pix(i) = (i / (R / ROWS)) rs +
@@ -44,6 +45,13 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
     const V w0 = vload(V{}, w), w1 = vload(V{}, w + kDirectLanes);
     const float* p = x + off[k];
     const float* p2 = p + rs;
+    // The operand rows of a later k: they jump between channels (and, in the weight gradient,
+    // between pixels a whole row of channels apart), which the hardware prefetcher does not follow.
+    if (k + kDirectAhead < K) {
+      const float* f = x + off[k + kDirectAhead];
+      __builtin_prefetch(f), __builtin_prefetch(f + step * (per_row - 1));
+      if (ROWS == 2) __builtin_prefetch(f + rs), __builtin_prefetch(f + rs + step * (per_row - 1));
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       const V b = vset1(V{}, i < per_row ? p[step * i] : p2[step * (i - per_row)]);
