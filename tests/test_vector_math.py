@@ -3,7 +3,7 @@ startup): exp log sin cos (shaders/bm_exp_f32.h, bm_log_trig_f32.h, shared with 
 a few ulp of float64 on dense grids and on special values; lengths that leave vector tails, strided
 views and in-place calls give the bits of the contiguous loop; and every copy (BESSEMER_CPU_ISA=base,
 avx2, avx512, as the machine allows) computes the same bits (NaN being one value), for the math, the activations
-and their derivatives, softmax, amax / amin with NaNs and the normalisations."""
+and their derivatives, softmax, sum / mean, amax / amin with NaNs and the normalisations."""
 
 from __future__ import annotations
 
@@ -121,6 +121,8 @@ for name, v in [("exp", bm.exp(bm.tensor(x))), ("log", bm.log(bm.tensor(p))), ("
                 ("softmax0", bm.softmax(bm.tensor(m), 0)),
                 ("amax", bm.tensor(m).amax(-1)), ("amin0", bm.tensor(m).amin(0)), ("amax_all", bm.tensor(m).amax()),
                 ("amax_nan", bm.tensor(mn).amax(-1)), ("amin_nan0", bm.tensor(mn).amin(0)),
+                ("sum", bm.tensor(m).sum(-1)), ("sum0", bm.tensor(m).sum(0)), ("sum_all", bm.tensor(m).sum()),
+                ("mean", bm.tensor(m).mean(-1)), ("sum_long", bm.tensor(x[np.isfinite(x)]).sum()),
                 ("layer_norm", F.layer_norm(bm.tensor(m), (1029,))),
                 ("batch_norm", F.batch_norm(bm.tensor(m.reshape(37, 3, 343)), None, None, training=True))]:
     a = v.numpy().copy()
