@@ -261,6 +261,13 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
     int64_t ry, rx, qy0, qy1, qx0, qx1, segs, seg, longer, rows_per, groups;
     std::vector<int32_t> off;  // (o, tap): where it reads from the pixel's own position
   };
+  // Phases no tap reaches (three of four in a 1x1 stride-2 conv) hold zeros: written by one pass
+  // over the whole gradient, when it is contiguous, instead of a strided store per element.
+  bool zero_phase = false;
+  for (int64_t p = 0; p < S; ++p) zero_phase |= ph.taps(p / g.sw, p % g.sw) == 0;
+  const bool cleared = zero_phase && xs[3] == 1 && xs[2] == g.W && xs[1] == g.H * g.W && xs[0] == C * g.H * g.W;
+  if (cleared)
+    parallel_for(0, g.N * C * g.H * g.W, kGrain, [&](int64_t b, int64_t e) { std::fill(gx + b, gx + e, 0.0f); });
   std::vector<Phase> phases;
   std::vector<int64_t> first_task{0};
   for (int64_t p = 0; p < S; ++p) {
@@ -277,7 +284,8 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
         for (int64_t kx : ph.kx[size_t(f.rx)])
           f.off.push_back(int32_t(o * plane + (ph.Ay - (ky * g.dh - f.ry) / g.sh) * ph.Wg + ph.Ax -
                                   (kx * g.dw - f.rx) / g.sw));
-    first_task.push_back(first_task.back() + g.N * CB * f.groups);
+    const bool skip = cleared && ph.taps(f.ry, f.rx) == 0;
+    first_task.push_back(first_task.back() + (skip ? 0 : g.N * CB * f.groups));
     phases.push_back(std::move(f));
   }
   parallel_for(0, first_task.back(), 1, [&](int64_t t0, int64_t t1) {
