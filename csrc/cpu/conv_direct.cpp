@@ -22,7 +22,6 @@ using namespace conv_impl;
 namespace {
 
 constexpr int kDirectFilters = 3;  // conv_pack_cache.h: this file's kind of entry
-constexpr int kMaxBlock = 512;     // floats of one kernel call's outputs (14 pixels x 32 channels on AVX-512)
 
 // The input the kernel reads: rows along W at unit stride, channel c of image n at
 // p + n s[0] + c s[1], output pixel (oy, ox) of tap (ky, kx) at row oy sh + ky dh and column
@@ -33,7 +32,7 @@ struct DirectInput {
   const float* p = nullptr;
   int64_t s[3] = {0, 0, 0};  // image, channel, row strides (the column stride is 1)
 
-  static int64_t padded_rows(const Geom& g) { return (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1; }
+  static int64_t padded_rows(const Geom& g) { return direct_padded_rows(g); }
   static int64_t padded_cols(const Geom& g) { return (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1; }
 
   DirectInput(const float* x, const Geom& g) {
@@ -66,12 +65,23 @@ struct DirectInput {
 
 }  // namespace
 
+bool direct_fills_channel_blocks(int64_t channels) {
+  const int64_t cb = winograd_kernels().direct_channels, blocks = (channels + cb - 1) / cb;
+  return channels > 0 && 4 * channels >= 3 * blocks * cb;
+}
+
+std::vector<int64_t> direct_runs(int64_t n) {
+  const int64_t most = winograd_kernels().direct_pixels_max, parts = (n + most - 1) / most;
+  std::vector<int64_t> starts(static_cast<size_t>(parts + 1));
+  for (int64_t i = 0; i <= parts; ++i) starts[size_t(i)] = parts ? n * i / parts : 0;
+  return starts;
+}
+
+int64_t direct_padded_rows(const Geom& g) { return (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1; }
+
 bool direct_applies(const Geom& g) {
-  if (g.G != 1 || g.O == 0 || g.C == 0 || (g.W > 1 && g.xs[3] != 1)) return false;
-  // Output channels are computed in blocks of direct_channels (32 on AVX-512, 16 on AVX2): at
-  // least three quarters of each block must be real channels, else the panel path wastes less.
-  const int64_t cb = winograd_kernels().direct_channels, blocks = (g.O + cb - 1) / cb;
-  if (4 * g.O < 3 * blocks * cb) return false;
+  // Output channels in the kernel's vectors; the input read along rows at unit stride.
+  if (g.G != 1 || g.C == 0 || (g.W > 1 && g.xs[3] != 1) || !direct_fills_channel_blocks(g.O)) return false;
   // The kernel's tap offsets are 32-bit: the last element read, from its image's first.
   const bool padded = g.ph != 0 || g.pw != 0;
   const int64_t last = padded ? g.C * DirectInput::padded_rows(g) * DirectInput::padded_cols(g)
@@ -83,14 +93,8 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
                    FilterOrigin origin) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t O = g.O, K = g.K, cb = k.direct_channels, OB = (O + cb - 1) / cb;
-  // The filters as blocks of cb output channels, tap by tap: w[o][kk] at ((o / cb) K + kk) cb + o % cb.
-  const std::shared_ptr<const PackedFilters> filters =
-      packed_filters(kDirectFilters, wm, O, K, size_t(OB * cb * K), [&](float* a) {
-        parallel_for(0, O, std::max<int64_t>(1, 4096 / K), [&](int64_t o0, int64_t o1) {
-          for (int64_t o = o0; o < o1; ++o)
-            for (int64_t kk = 0; kk < K; ++kk) a[((o / cb) * K + kk) * cb + o % cb] = wm[o * K + kk];
-        });
-      }, origin);
+  // The filters as blocks of cb output channels, tap by tap.
+  const std::shared_ptr<const PackedFilters> filters = row_blocked_filters(kDirectFilters, wm, O, K, cb, origin);
   const float* w = filters->packed.data();
   const DirectInput in(x, g);
 
@@ -100,9 +104,7 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
     const int64_t c = kk / (g.KH * g.KW), ky = kk / g.KW % g.KH, kx = kk % g.KW;
     off[size_t(kk)] = int32_t(c * in.s[1] + ky * g.dh * in.s[2] + kx * g.dw);
   }
-  // Each output row in segments of at most direct_pixels_max pixels, as even as possible.
-  const int64_t segs = (g.OW + k.direct_pixels_max - 1) / k.direct_pixels_max, seg = g.OW / segs,
-                longer = g.OW % segs;
+  const std::vector<int64_t> segs = direct_runs(g.OW);  // the pixel blocks of an output row
 
   // Rows short enough that two fill the kernel's pixels (7 wide with AVX-512) go in pairs.
   const int64_t rows_per = 2 * g.OW <= k.direct_pixels_max ? 2 : 1, RG = (g.OH + rows_per - 1) / rows_per;
@@ -110,7 +112,7 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
   // One task: one output row (or pair) of one image against one block of output channels;
   // consecutive tasks share the block's filters (kept in cache) and the image.
   parallel_for(0, g.N * OB * RG, 1, [&](int64_t t0, int64_t t1) {
-    float acc[kMaxBlock];
+    float acc[kDirectMaxBlock];
     // The outputs in acc, `rows` rows of `width` from (oy, ox0), plus the bias.
     auto store = [&](int64_t n, int64_t ob, int64_t oy, int64_t ox0, int64_t rows, int64_t width) {
       for (int64_t j = 0; j < std::min(cb, O - ob * cb); ++j) {
@@ -131,11 +133,11 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
         store(n, ob, oy, 0, 2, g.OW);
         continue;
       }
-      for (int64_t sgi = 0, ox0 = 0; sgi < segs; ++sgi) {
-        const int R = int(seg + (sgi < longer ? 1 : 0));
+      for (size_t si = 0; si + 1 < segs.size(); ++si) {
+        const int64_t ox0 = segs[si];
+        const int R = int(segs[si + 1] - ox0);
         k.direct_pixels(w + ob * K * cb, row + ox0 * g.sw, g.sw, 0, false, off.data(), K, R, acc);
         store(n, ob, oy, ox0, 1, R);
-        ox0 += R;
       }
     }
   });

@@ -28,33 +28,23 @@ using namespace conv_impl;
 
 namespace {
 
-constexpr int kMaxTile = 512;          // floats of one kernel call's sums (14 x 32 on AVX-512)
 
-int64_t padded_rows(const Geom& g) { return (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1; }
 // With a 1-wide kernel only every sw-th column is read: the copy keeps only those (column step sw).
 int64_t column_step(const Geom& g) { return g.KW == 1 ? g.sw : 1; }
 int64_t padded_cols(const Geom& g) { return (g.OW - 1) * (g.sw / column_step(g)) + g.KW; }
 
-// [0, total) in `parts` runs of sizes as equal as possible: run i starts at starts[i].
-std::vector<int64_t> even_runs(int64_t total, int64_t parts) {
-  std::vector<int64_t> starts(size_t(parts + 1));
-  for (int64_t i = 0; i <= parts; ++i) starts[size_t(i)] = total * i / parts;
-  return starts;
-}
 
 }  // namespace
 
 bool direct_weight_grad_applies(const Geom& g) {
-  if (g.G != 1 || g.dw != 1 || g.O == 0 || g.C == 0) return false;
-  const int64_t cb = winograd_kernels().direct_channels, blocks = (g.O + cb - 1) / cb;
-  if (4 * g.O < 3 * blocks * cb) return false;  // as direct_applies: mostly real channels per block
-  return g.N * padded_rows(g) * padded_cols(g) * g.C < (int64_t(1) << 31);  // 32-bit pixel offsets
+  if (g.G != 1 || g.dw != 1 || g.C == 0 || !direct_fills_channel_blocks(g.O)) return false;
+  return g.N * direct_padded_rows(g) * padded_cols(g) * g.C < (int64_t(1) << 31);  // 32-bit pixel offsets
 }
 
 void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* go, const int64_t* gst, float* gw) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t O = g.O, C = g.C, cb = k.direct_channels, OB = (O + cb - 1) / cb;
-  const int64_t Hp = padded_rows(g), Wp = padded_cols(g), D = g.N * g.P;
+  const int64_t Hp = direct_padded_rows(g), Wp = padded_cols(g), D = g.N * g.P;
 
   // The input channels-last with its padding: xt[((n Hp + yy) Wp + xx) C + c] =
   // x[n][c][yy - ph][xx cs - pw], cs the column step. Rows no tap reads (the odd ones of a 1x1
@@ -97,8 +87,9 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
 
   // Tiles: (channel block ob, tap row ky, group of R (kx, c) entries); each adds its pixel blocks'
   // sums into acc.
-  const int64_t J = g.KW * C, R = k.direct_pixels_max, JG = (J + R - 1) / R;
-  const std::vector<int64_t> jstart = even_runs(J, JG);
+  const int64_t J = g.KW * C, R = k.direct_pixels_max;
+  const std::vector<int64_t> jstart = direct_runs(J);
+  const int64_t JG = int64_t(jstart.size()) - 1;
   const int64_t tiles = OB * g.KH * JG;
   Scratch<float> acc(tiles * R * cb);
   // Pixel blocks of about 1024 (a channel block's packed grad, 128 KiB, stays in L2), each a run
@@ -133,7 +124,7 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       }
     });
     parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
-      float part[kMaxTile];
+      float part[kDirectMaxBlock];
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
         const int64_t j0 = jstart[size_t(jg)], n = (jstart[size_t(jg) + 1] - j0) * cb;
@@ -206,9 +197,8 @@ void phase_range(int64_t n, int64_t s, int64_t r, int64_t p, int64_t* lo, int64_
 }  // namespace
 
 bool direct_input_grad_applies(const Geom& g) {
-  if (g.G != 1 || g.O == 0 || g.C == 0) return false;
-  const int64_t cb = winograd_kernels().direct_channels, blocks = (g.C + cb - 1) / cb;
-  if (4 * g.C < 3 * blocks * cb) return false;  // the input channels fill most of each block
+  // Input channels in the kernel's vectors.
+  if (g.G != 1 || g.O == 0 || !direct_fills_channel_blocks(g.C)) return false;
   const InputGradPhases ph(g);
   return g.O * ph.Hg * ph.Wg < (int64_t(1) << 31);  // 32-bit tap offsets within an image
 }
@@ -258,7 +248,8 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
   // One task: one row q (or, when two fill the kernel's pixels, a pair) of one phase of one image
   // against one block of input channels.
   struct Phase {
-    int64_t ry, rx, qy0, qy1, qx0, qx1, segs, seg, longer, rows_per, groups;
+    int64_t ry, rx, qy0, qy1, qx0, qx1, rows_per, groups;
+    std::vector<int64_t> segs;  // the pixel blocks of a phase row, from qx0
     std::vector<int32_t> off;  // (o, tap): where it reads from the pixel's own position
   };
   // Phases no tap reaches (three of four in a 1x1 stride-2 conv) hold zeros: written by one pass
@@ -271,12 +262,11 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
   std::vector<Phase> phases;
   std::vector<int64_t> first_task{0};
   for (int64_t p = 0; p < S; ++p) {
-    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 0, 0, 0, 1, 0, {}};
+    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 1, 0, {}, {}};
     phase_range(g.H, g.sh, f.ry, g.ph, &f.qy0, &f.qy1);
     phase_range(g.W, g.sw, f.rx, g.pw, &f.qx0, &f.qx1);
     const int64_t L = f.qx1 - f.qx0;
-    f.segs = L > 0 ? (L + k.direct_pixels_max - 1) / k.direct_pixels_max : 0;
-    f.seg = f.segs ? L / f.segs : 0, f.longer = f.segs ? L % f.segs : 0;
+    f.segs = direct_runs(L);
     f.rows_per = 2 * L <= k.direct_pixels_max ? 2 : 1;
     f.groups = (f.qy1 - f.qy0 + f.rows_per - 1) / f.rows_per;
     for (int64_t o = 0; o < O; ++o)
@@ -289,7 +279,7 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
     phases.push_back(std::move(f));
   }
   parallel_for(0, first_task.back(), 1, [&](int64_t t0, int64_t t1) {
-    float acc[kMaxTile];
+    float acc[kDirectMaxBlock];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t p = std::upper_bound(first_task.begin(), first_task.end(), t) - first_task.begin() - 1;
       const Phase& f = phases[size_t(p)];
@@ -317,12 +307,12 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
         store(f.qx0, 2, L);
         continue;
       }
-      for (int64_t si = 0, qx = f.qx0; si < f.segs; ++si) {
-        const int R = int(f.seg + (si < f.longer ? 1 : 0));
+      for (size_t si = 0; si + 1 < f.segs.size(); ++si) {
+        const int64_t qx = f.qx0 + f.segs[si];
+        const int R = int(f.segs[si + 1] - f.segs[si]);
         if (T > 0) k.direct_pixels(wp + cbk * O * T * cb, row + qx, 1, 0, false, f.off.data(), O * T, R, acc);
         else std::fill(acc, acc + R * cb, 0.0f);  // a phase no tap reaches (stride > kernel): zeros
         store(qx, 1, R);
-        qx += R;
       }
     }
   });

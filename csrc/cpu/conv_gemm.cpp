@@ -45,18 +45,6 @@ void unfold_to_panels(const float* x, const Geom& g, const Block& blk, int64_t r
   }
 }
 
-// The O x K row-major filters wm as panels of kPanelRows rows, column by column: w[o][kk] at
-// a[((o / 6) * K + kk) * 6 + o % 6], rows past O zero; cached (conv_pack_cache.h).
-std::shared_ptr<const PackedFilters> panel_filters(const float* wm, int64_t O, int64_t K, FilterOrigin origin) {
-  const int64_t OP = (O + kPanelRows - 1) / kPanelRows;
-  return packed_filters(kPanelFilters, wm, O, K, size_t(OP * kPanelRows * K), [&](float* a) {
-    parallel_for(0, O, std::max<int64_t>(1, 4096 / K), [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o)
-        for (int64_t kk = 0; kk < K; ++kk) a[((o / kPanelRows) * K + kk) * kPanelRows + o % kPanelRows] = wm[o * K + kk];
-    });
-  }, origin);
-}
-
 }  // namespace
 
 bool panel_gemm_applies(const Geom& g) { return g.G == 1 && g.O > 2; }
@@ -65,7 +53,8 @@ void conv2d_panel_gemm(const float* x, const Geom& g, const float* wm, const flo
                        const int64_t* os, FilterOrigin origin) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t O = g.O, K = g.K, OP = (O + kPanelRows - 1) / kPanelRows;
-  const std::shared_ptr<const PackedFilters> filters = panel_filters(wm, O, K, origin);
+  // The filters as panels of 6 rows, column by column.
+  const std::shared_ptr<const PackedFilters> filters = row_blocked_filters(kPanelFilters, wm, O, K, kPanelRows, origin);
   const float* a = filters->packed.data();
 
   // Column blocks: tiles of one image, or whole images, of whole panels within kBlockFloats.

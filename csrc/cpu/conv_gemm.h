@@ -15,6 +15,18 @@ struct Geom;
 struct Block;
 }
 
+// The direct kernel's shared sizing (conv_direct.cpp). Whether `channels` fill at least three
+// quarters of the kernel's channel blocks (32 on AVX-512, 16 on AVX2): else the panel path wastes
+// less.
+bool direct_fills_channel_blocks(int64_t channels);
+// [0, n) cut into runs of at most direct_pixels_max, as equal as possible: run i is
+// [starts[i], starts[i + 1]) (no runs for n = 0).
+std::vector<int64_t> direct_runs(int64_t n);
+// Floats of one direct kernel call's outputs (at most 14 pixels x 32 channels, on AVX-512).
+constexpr int kDirectMaxBlock = 512;
+// The padded input rows a direct kernel reads: rows -ph .. (OH - 1) sh + (KH - 1) dh - ph.
+int64_t direct_padded_rows(const conv_impl::Geom& g);
+
 // Whether conv2d_direct handles this convolution (conv_direct.cpp): one group, enough output
 // channels to fill most of the kernel's channel blocks, unit stride along the input's rows.
 bool direct_applies(const conv_impl::Geom& g);

@@ -104,4 +104,15 @@ std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, in
   return e;
 }
 
+std::shared_ptr<const PackedFilters> row_blocked_filters(int kind, const float* w, int64_t O, int64_t K, int64_t rows,
+                                                         FilterOrigin origin) {
+  const int64_t blocks = (O + rows - 1) / rows;
+  return packed_filters(kind, w, O, K, size_t(blocks * rows * K), [&](float* a) {
+    parallel_for(0, O, std::max<int64_t>(1, 4096 / std::max<int64_t>(K, 1)), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o)
+        for (int64_t kk = 0; kk < K; ++kk) a[((o / rows) * K + kk) * rows + o % rows] = w[o * K + kk];
+    });
+  }, origin);
+}
+
 }  // namespace bm::cpu

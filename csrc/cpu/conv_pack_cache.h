@@ -48,4 +48,10 @@ std::shared_ptr<const PackedFilters> packed_filters(int kind, const float* w, in
                                                     const std::function<void(float* packed)>& make,
                                                     FilterOrigin origin = {});
 
+// The O x K row-major filters w in blocks of `rows` rows, column by column: w[o][kk] at
+// ((o / rows) K + kk) rows + o % rows, rows past O zero; cached as entry `kind`. The panel kernel's
+// 6-row panels and the direct kernel's channel blocks.
+std::shared_ptr<const PackedFilters> row_blocked_filters(int kind, const float* w, int64_t O, int64_t K, int64_t rows,
+                                                         FilterOrigin origin = {});
+
 }  // namespace bm::cpu
