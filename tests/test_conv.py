@@ -159,6 +159,26 @@ def test_conv2d_fast_paths_layouts(combo, layout, device):
     _run(combo, device, bm.float32, layout)
 
 
+@pytest.mark.parametrize("combo", [FAST[0], FAST[4]], ids=lambda c: c[0])
+def test_conv2d_winograd_thread_count(combo):
+    """Winograd's bits do not depend on the thread count (docs/determinism.md). One thread runs
+    whole blocks alone; with more, winograd_blocks gives each thread its own blocks too and
+    winograd_tails shares every stage of one block among the threads: all give the same sums."""
+    _, xs, out_ch, (kh, kw), kwargs, _ = combo
+    x = bm.tensor(rand(xs, bm.float32, 0))
+    w = bm.tensor(rand((out_ch, xs[1], kh, kw), bm.float32, 1))
+    before = bm.get_num_threads()
+    try:
+        runs = []
+        for n in (1, 2, 3):
+            bm.set_num_threads(n)
+            runs.append(F.conv2d(x, w, **kwargs).numpy())
+    finally:
+        bm.set_num_threads(before)
+    for r in runs[1:]:
+        assert (r == runs[0]).all()
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_conv2d_fast_paths_filters_rewritten(device):
     """The CPU keeps rearranged filters between calls: writing new values into the same memory,

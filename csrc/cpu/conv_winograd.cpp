@@ -11,6 +11,7 @@
 #include "cpu/conv_winograd.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,9 @@ namespace {
 
 constexpr int64_t kXi = 16;  // elements of a transformed 4x4 tile
 constexpr int64_t kBlockFloats = int64_t(1) << 20;  // transformed inputs + products of one block (4 MiB)
+// The same for a block one thread runs alone (512 KiB): within a core's L2 (1 MiB on Zen 4, 2 MiB
+// on recent Intel) with room for the filters.
+constexpr int64_t kLocalFloats = int64_t(128) << 10;
 
 // The distance between the 16 matrices of the transform domain, at least n floats. A tile's
 // transform stores to (or loads from) all 16 at once; 16 addresses a multiple of 4 KiB apart
@@ -101,80 +105,139 @@ bool winograd_applies(const Geom& g) {
   return tiles >= kPanelCols;
 }
 
+namespace {
+
+// Where one convolution's blocks of tiles live: their size and the layout of V and M (see
+// conv2d_winograd).
+struct BlockLayout {
+  int64_t tb, ldv, ldm, ldmi;
+  BlockLayout(int64_t tiles, int64_t C, int64_t Opad) : tb(tiles), ldm(tiles) {
+    ldv = set_spread_stride(tiles / kPanelCols * C * kPanelCols);
+    ldmi = set_spread_stride(Opad * ldm);
+  }
+};
+
+// Tiles per block: the block's transformed inputs and products (kXi * (C + Opad) floats a tile)
+// within `floats`, at least two panels, whole panels, at most the T tiles there are (rounded up).
+int64_t tiles_per_block(int64_t floats, int64_t T, int64_t C, int64_t Opad) {
+  const int64_t tb = std::max<int64_t>(2 * kPanelCols, floats / (kXi * (C + Opad)));
+  return std::min(tb, T + kPanelCols - 1) / kPanelCols * kPanelCols;
+}
+
+// Runs fn(0, n) on the calling thread, or split over the threads with parallel_for.
+void stage(bool split, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (split) parallel_for(0, n, grain, fn);
+  else if (n > 0) fn(0, n);
+}
+
+// Tiles [t0, t1) (at most L.tb): their inputs transformed into v, the 16 products into m, and the
+// products transformed back into the output. With `split` each stage is shared among the threads;
+// without, the calling thread does the whole block.
+void winograd_block(const WinogradKernels& k, const float* x, const Geom& g, const float* u, const float* bias,
+                    float* out, const int64_t* os, const BlockLayout& L, int64_t t0, int64_t t1, float* v, float* m,
+                    bool split, std::vector<Run>& runs) {
+  const int64_t C = g.C, O = g.O, OP = (O + kPanelRows - 1) / kPanelRows;
+  const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2;
+  const int64_t nb = t1 - t0, JP = (nb + kPanelCols - 1) / kPanelCols, ldv = L.ldv, ldm = L.ldm, ldmi = L.ldmi;
+  runs.clear();
+  for (int64_t t = t0; t < t1;) {
+    const int64_t n = t / (TY * TX), ty = t / TX % TY, tx = t % TX, end = std::min(t1 - t, TX - tx);
+    runs.push_back({n, ty, tx, tx + end, t - t0});
+    t += end;
+  }
+  if (nb % kPanelCols != 0) {  // the last panel's columns past nb: zeros, not stale values
+    for (int64_t xi = 0; xi < kXi; ++xi) {
+      float* p = v + xi * ldv + (JP - 1) * C * kPanelCols;
+      std::fill(p, p + C * kPanelCols, 0.0f);
+    }
+  }
+  const int64_t R = int64_t(runs.size());
+  stage(split, C * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t c = q / R;
+      const Run& r = runs[size_t(q % R)];
+      k.input_run(x + r.n * g.xs[0] + c * g.xs[1], g.H, g.W, g.xs[2], g.ph, g.pw, r.ty, r.txa, r.txb,
+                  v + c * kPanelCols, ldv, C * kPanelCols, r.col);
+    }
+  });
+  // M[xi] = U[xi] @ V[xi], one (xi, two 16-column panels) pair per task, all row panels of
+  // U[xi] against the two column panels (which stay in cache; they are adjacent in V).
+  const int64_t JP2 = (JP + 1) / 2;
+  stage(split, kXi * JP2, 1, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t xi = q / JP2, jp = 2 * (q % JP2);
+      const float* b = v + xi * ldv + jp * C * kPanelCols;
+      float* c = m + xi * ldmi + jp * kPanelCols;
+      if (jp + 1 < JP) {
+        for (int64_t op = 0; op < OP; ++op)
+          k.panel_product2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+      } else {  // a lone column panel: two row panels at a time (adjacent in U)
+        int64_t op = 0;
+        for (; op + 1 < OP; op += 2)
+          k.panel_product_rows2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+        if (op < OP) k.panel_product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
+      }
+    }
+  });
+  stage(split, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t o = q / R;
+      const Run& r = runs[size_t(q % R)];
+      k.output_run(m + o * ldm + r.col, ldmi, bias ? bias[o] : 0.0f, out + r.n * os[0] + o * os[1], g.OH, g.OW,
+                   os[2], os[3], r.ty, r.txa, r.txb);
+    }
+  });
+}
+
+}  // namespace
+
 void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float* bias, float* out,
                      const int64_t* os, FilterOrigin origin, bool turned) {
   const WinogradKernels& k = winograd_kernels();
   const int64_t C = g.C, O = g.O;
-  const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2, T = g.N * TY * TX;
-  const int64_t OP = (O + kPanelRows - 1) / kPanelRows, Opad = OP * kPanelRows;
+  const int64_t T = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
+  const int64_t Opad = (O + kPanelRows - 1) / kPanelRows * kPanelRows;
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
   // column: U[xi][o][c] at u[((xi * OP + o / 6) * C + c) * 6 + o % 6].
   const std::shared_ptr<const PackedFilters> filters = winograd_filters(k, wm, O, C, origin, turned);
   const float* u = filters->packed.data();
 
-  // Tiles per block: the block's transformed inputs and products within kBlockFloats, at least
-  // two panels, whole panels.
-  int64_t tb = std::max<int64_t>(2 * kPanelCols, kBlockFloats / (kXi * (C + Opad)));
-  tb = std::min(tb, T + kPanelCols - 1) / kPanelCols * kPanelCols;
-  const int64_t JPmax = tb / kPanelCols, ldm = tb;
   // V[xi] (C x tiles) as panels of 16 columns, row by row: V[xi][c][col] at
   // v[xi * ldv + (col / 16 * C + c) * 16 + col % 16]. M[xi] (Opad x tiles) row-major, ld ldm, at
   // m + xi * ldmi. The transforms write (and read) all 16 matrices of a tile at once.
-  const int64_t ldv = set_spread_stride(JPmax * C * kPanelCols), ldmi = set_spread_stride(Opad * ldm);
-  Scratch<float> v(kXi * ldv), m(kXi * ldmi);
-  std::vector<Run> runs;
-  for (int64_t t0 = 0; t0 < T; t0 += tb) {
-    const int64_t t1 = std::min(T, t0 + tb), nb = t1 - t0, JP = (nb + kPanelCols - 1) / kPanelCols;
-    runs.clear();
-    for (int64_t t = t0; t < t1;) {
-      const int64_t n = t / (TY * TX), ty = t / TX % TY, tx = t % TX, end = std::min(t1 - t, TX - tx);
-      runs.push_back({n, ty, tx, tx + end, t - t0});
-      t += end;
-    }
-    if (nb % kPanelCols != 0) {  // the last panel's columns past nb: zeros, not stale values
-      for (int64_t xi = 0; xi < kXi; ++xi) {
-        float* p = v.p + xi * ldv + (JP - 1) * C * kPanelCols;
-        std::fill(p, p + C * kPanelCols, 0.0f);
-      }
-    }
-    const int64_t R = int64_t(runs.size());
-    parallel_for(0, C * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
-      for (int64_t q = q0; q < q1; ++q) {
-        const int64_t c = q / R;
-        const Run& r = runs[size_t(q % R)];
-        k.input_run(x + r.n * g.xs[0] + c * g.xs[1], g.H, g.W, g.xs[2], g.ph, g.pw, r.ty, r.txa, r.txb,
-                    v.p + c * kPanelCols, ldv, C * kPanelCols, r.col);
+  //
+  // Where the tiles make enough blocks small enough for one core's L2 (V and M within
+  // kLocalFloats; at least four to each thread, since each block reads all of U), each thread
+  // takes an even share of the tiles, in such blocks, and runs all three stages on them in its
+  // own scratch: V and M never leave the core that wrote them, and there is no wait between the
+  // stages. (Shared blocks hand half of V and M from one core's cache to the other's, twice: the
+  // 64-channel convolutions of ResNet spent half their time in the transforms.) Otherwise (few
+  // tiles, many channels) each block is large, within kBlockFloats, and every stage of it is
+  // shared among the threads. Either way each output gets the same sums: the same bits.
+  const int threads = num_threads();
+  const BlockLayout local(tiles_per_block(kLocalFloats, T, C, Opad), C, Opad);
+  // Each thread's share of the tiles: whole panels, as even as panels allow.
+  const int64_t panels = (T + kPanelCols - 1) / kPanelCols, share = (panels + threads - 1) / threads * kPanelCols;
+  if (threads == 1 || share >= 4 * local.tb) {
+    parallel_for(0, threads, 1, [&](int64_t h0, int64_t h1) {
+      Scratch<float> v(kXi * local.ldv), m(kXi * local.ldmi);
+      std::vector<Run> runs;
+      for (int64_t h = h0; h < h1; ++h) {
+        const int64_t end = std::min(T, (h + 1) * share);
+        for (int64_t t0 = h * share; t0 < end; t0 += local.tb)
+          winograd_block(k, x, g, u, bias, out, os, local, t0, std::min(end, t0 + local.tb), v.p, m.p,
+                         /*split=*/false, runs);
       }
     });
-    // M[xi] = U[xi] @ V[xi], one (xi, two 16-column panels) pair per task, all row panels of
-    // U[xi] against the two column panels (which stay in cache; they are adjacent in V).
-    const int64_t JP2 = (JP + 1) / 2;
-    parallel_for(0, kXi * JP2, 1, [&](int64_t q0, int64_t q1) {
-      for (int64_t q = q0; q < q1; ++q) {
-        const int64_t xi = q / JP2, jp = 2 * (q % JP2);
-        const float* b = v.p + xi * ldv + jp * C * kPanelCols;
-        float* c = m.p + xi * ldmi + jp * kPanelCols;
-        if (jp + 1 < JP) {
-          for (int64_t op = 0; op < OP; ++op)
-            k.panel_product2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
-        } else {  // a lone column panel: two row panels at a time (adjacent in U)
-          int64_t op = 0;
-          for (; op + 1 < OP; op += 2)
-            k.panel_product_rows2(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
-          if (op < OP) k.panel_product(u + (xi * OP + op) * C * kPanelRows, b, C, c + op * kPanelRows * ldm, ldm);
-        }
-      }
-    });
-    parallel_for(0, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
-      for (int64_t q = q0; q < q1; ++q) {
-        const int64_t o = q / R;
-        const Run& r = runs[size_t(q % R)];
-        k.output_run(m.p + o * ldm + r.col, ldmi, bias ? bias[o] : 0.0f, out + r.n * os[0] + o * os[1], g.OH,
-                     g.OW, os[2], os[3], r.ty, r.txa, r.txb);
-      }
-    });
+    return;
   }
+  const BlockLayout shared(tiles_per_block(kBlockFloats, T, C, Opad), C, Opad);
+  Scratch<float> v(kXi * shared.ldv), m(kXi * shared.ldmi);
+  std::vector<Run> runs;
+  for (int64_t t0 = 0; t0 < T; t0 += shared.tb)
+    winograd_block(k, x, g, u, bias, out, os, shared, t0, std::min(T, t0 + shared.tb), v.p, m.p, /*split=*/true,
+                   runs);
 }
 
 }  // namespace bm::cpu
