@@ -62,12 +62,19 @@ CONV = [
     ("large_plane", (1, 2, 34, 33), 3, (3, 3), dict(padding=1)),  # >= 1024 pixels: one image per block
 ]
 # float32 input gradients of 3x3 stride-1 convolutions with >= 16 channels run through Winograd
-# on the CPU (turned filters, padding 2 - p): odd channels, partial tiles, padding 0, 1, 2.
+# on the CPU (turned filters, padding 2 - p): odd channels, partial tiles, padding 0, 1, 2. With
+# >= 32 channels each way the weight gradient does too (conv_winograd_backward.cpp): input
+# channels padded to whole vectors, a partial last block of output channels, partial tiles,
+# padding 0, 2 and uneven, and several blocks of 1024 tiles, one boundary inside an image.
 WINOGRAD = [
     ("winograd_pad1_tails", (2, 19, 13, 9), 17, (3, 3), dict(padding=1)),
     ("winograd_pad0", (1, 16, 10, 21), 18, (3, 3), dict()),
     ("winograd_pad2", (1, 20, 9, 11), 16, (3, 3), dict(padding=2)),
     ("winograd_pad_uneven", (2, 16, 11, 10), 16, (3, 3), dict(padding=(2, 0))),
+    ("winograd_weight_tails", (2, 35, 9, 11), 50, (3, 3), dict(padding=1)),
+    ("winograd_weight_pad0", (1, 40, 7, 6), 33, (3, 3), dict()),
+    ("winograd_weight_pad2_uneven", (1, 32, 8, 9), 32, (3, 3), dict(padding=(2, 1))),
+    ("winograd_weight_blocks", (2, 32, 66, 64), 32, (3, 3), dict(padding=1)),
 ]
 
 # Other float32 one-group convolutions with > 2 output channels run both gradients on the CPU's
@@ -198,9 +205,10 @@ def test_conv2d_backward_panel(combo, layout, device):
     _conv_run(combo, device, bm.float32, layout)
 
 
-@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[0], DIRECT[7]], ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[0], DIRECT[7], WINOGRAD[7]], ids=lambda c: c[0])
 def test_conv2d_backward_panel_thread_count(combo):
-    """The panel and direct kernels' bits do not depend on the thread count (docs/determinism.md)."""
+    """The panel, direct and Winograd kernels' bits do not depend on the thread count
+    (docs/determinism.md)."""
     x, w, gy, _, _ = _conv_case(combo, bm.float32)
     g, wt, xt = (bm.tensor(a, dtype=bm.float32) for a in (gy, w, x))
     args = conv_args(combo[4])

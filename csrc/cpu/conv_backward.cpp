@@ -252,6 +252,12 @@ void backward_weight(const KernelCall& call) {
   const A* x = xin.p;
   const Geom g = geometry(xt.shape, xin.strides, out.shape, go.shape[2], go.shape[3], *call.args);
   if constexpr (std::is_same_v<T, float>) {
+    if (winograd_weight_grad_applies(g)) {  // 3x3 stride 1 (conv_winograd_backward.cpp)
+      Accumulator<T, A> acc(out);
+      conv2d_backward_weight_winograd(x, g, go.data<float>(), go.strides.data(), acc.p);
+      acc.store();
+      return;
+    }
     if (direct_weight_grad_applies(g)) {  // the direct kernel (conv_direct_backward.cpp)
       Accumulator<T, A> acc(out);
       conv2d_backward_weight_direct(x, g, go.data<float>(), go.strides.data(), acc.p);

@@ -43,6 +43,10 @@ struct WinogradKernels {
   int direct_channels, direct_pixels_max;
   // dst[x * C + c] = src[c * cs + x] for x < n, c < C (conv_direct_kernels.h).
   void (*channels_last_rows)(const float* src, int64_t cs, int64_t C, int64_t n, float* dst);
+  // The weight gradient's transforms, 16 channels in the vector (conv_winograd_grad_kernels.h).
+  void (*wgrad_input_tiles)(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi);
+  void (*wgrad_grad_tiles)(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
+                           int64_t obs, int64_t cb);
 };
 
 // The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the
@@ -63,5 +67,15 @@ bool winograd_applies(const conv_impl::Geom& g);
 // degrees with the two channel counts swapped, and cached that way under wm.
 void conv2d_winograd(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
                      const int64_t* os, FilterOrigin origin = {}, bool turned = false);
+
+// Whether conv2d_backward_weight_winograd handles this convolution: 3x3, stride 1, dilation 1, one
+// group, 32+ channels each way.
+bool winograd_weight_grad_applies(const conv_impl::Geom& g);
+
+// gw (O x C * 9 row-major, contiguous) = the weight gradient by Winograd F(2x2, 3x3): x the input
+// (strides g.xs, unit stride along W), go grad_output (N, O, OH, OW) with strides gst
+// (conv_winograd_backward.cpp). Bits independent of the thread count and of the instruction set.
+void conv2d_backward_weight_winograd(const float* x, const conv_impl::Geom& g, const float* go, const int64_t* gst,
+                                     float* gw);
 
 }  // namespace bm::cpu

@@ -372,13 +372,14 @@ inline void panel_product_rows2(const float* a, const float* b, int64_t K, float
 }  // namespace bm::cpu::BM_WINO_NS
 
 #include "cpu/conv_direct_kernels.h"
+#include "cpu/conv_winograd_grad_kernels.h"
 
 namespace bm::cpu::BM_WINO_NS {
 
 inline const WinogradKernels& kernels() {
   static const WinogradKernels k{weight_run,     input_run,           output_run,    panel_product,
                                  panel_product2, panel_product_rows2, direct_pixels, kDirectChannels,
-                                 kDirectPixels,  channels_last_rows};
+                                 kDirectPixels,  channels_last_rows,  wgrad_input_tiles, wgrad_grad_tiles};
   return k;
 }
 

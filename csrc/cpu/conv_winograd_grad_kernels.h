@@ -1,0 +1,87 @@
+// The transforms of the Winograd F(2x2, 3x3) weight gradient (conv_winograd_backward.cpp), written
+// once and compiled with the other Winograd kernels for each instruction set
+// (conv_winograd_kernels.h includes it inside its namespace BM_WINO_NS). Unlike the forward
+// transforms (tiles in the vector), these put 16 channels in the vector: they read channels-last
+// copies, so each of a tile's pixels is one 16-float load, and they write the layouts the direct
+// kernel multiplies (conv_direct_kernels.h) with no shuffles. Only adds and subtracts, in the same
+// order on every instruction set: the same bits.
+//
+// With d a 4x4 input tile and e the 2x2 tile of grad_output over it, tile t adds
+//   (B^T d B) . (A e A^T)
+// to the gradient of U = G g G^T (Lavin and Gray's B, A and G, as in the forward pass).
+#pragma once
+#include <cstdint>
+
+namespace bm::cpu::BM_WINO_NS {
+
+constexpr int kGradLanes = 16;  // channels per vector of the transforms (Cp and Op are multiples)
+
+// B^T d B for `tiles` tiles side by side along a tile row. x: tile 0's top-left pixel of a
+// channels-last copy (pixels Cp floats apart, rows rs apart; tile i starts 2 i pixels on).
+// Element xi of tile i, channel c, goes to dst[xi * ldxi + i * Cp + c].
+inline void wgrad_input_tiles(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
+  constexpr int L = kGradLanes;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const float* p = x + 2 * i * Cp;
+    float* o = dst + i * Cp;
+    for (int64_t c0 = 0; c0 < Cp; c0 += L) {
+      float t[4][4][L];  // t = B^T d along the rows (columns j of the tile)
+      for (int j = 0; j < 4; ++j) {
+        const float* d0 = p + j * Cp + c0;
+        for (int l = 0; l < L; ++l) {
+          const float a = d0[l], b = d0[rs + l], c = d0[2 * rs + l], e = d0[3 * rs + l];
+          t[0][j][l] = a - c;
+          t[1][j][l] = b + c;
+          t[2][j][l] = c - b;
+          t[3][j][l] = b - e;
+        }
+      }
+      for (int r = 0; r < 4; ++r) {  // v = t B along the columns
+        float* q = o + 4 * r * ldxi + c0;
+        for (int l = 0; l < L; ++l) {
+          q[l] = t[r][0][l] - t[r][2][l];
+          q[ldxi + l] = t[r][1][l] + t[r][2][l];
+          q[2 * ldxi + l] = t[r][2][l] - t[r][1][l];
+          q[3 * ldxi + l] = t[r][1][l] - t[r][3][l];
+        }
+      }
+    }
+  }
+}
+
+// A e A^T for `tiles` tiles side by side along a tile row of grad_output. gy: tile 0's top-left
+// pixel of a channels-last copy (pixels Op floats apart, rows rs apart; tile i starts 2 i pixels
+// on). Element xi of tile i, channel o, goes to dst[xi * ldxi + (o / cb) * obs + i * cb + o % cb]:
+// blocks of cb channels (the direct kernel's vectors), each a run of tiles.
+inline void wgrad_grad_tiles(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
+                             int64_t obs, int64_t cb) {
+  constexpr int L = kGradLanes;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const float* p = gy + 2 * i * Op;
+    for (int64_t o0 = 0; o0 < Op; o0 += L) {
+      float t[4][2][L];  // t = A e along the rows
+      for (int j = 0; j < 2; ++j) {
+        const float* e0 = p + j * Op + o0;
+        for (int l = 0; l < L; ++l) {
+          const float a = e0[l], b = e0[rs + l];
+          t[0][j][l] = a;
+          t[1][j][l] = a + b;
+          t[2][j][l] = a - b;
+          t[3][j][l] = -b;
+        }
+      }
+      float* o = dst + (o0 / cb) * obs + i * cb + o0 % cb;
+      for (int r = 0; r < 4; ++r) {  // t A^T along the columns
+        float* q = o + 4 * r * ldxi;
+        for (int l = 0; l < L; ++l) {
+          q[l] = t[r][0][l];
+          q[ldxi + l] = t[r][0][l] + t[r][1][l];
+          q[2 * ldxi + l] = t[r][0][l] - t[r][1][l];
+          q[3 * ldxi + l] = -t[r][1][l];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace bm::cpu::BM_WINO_NS
