@@ -260,7 +260,8 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
   if (cleared)
     parallel_for(0, g.N * C * g.H * g.W, kGrain, [&](int64_t b, int64_t e) { std::fill(gx + b, gx + e, 0.0f); });
   std::vector<Phase> phases;
-  std::vector<int64_t> first_task{0};
+  std::vector<char> skip;
+  int64_t groups_max = 0;
   for (int64_t p = 0; p < S; ++p) {
     Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 1, 0, {}, {}};
     phase_range(g.H, g.sh, f.ry, g.ph, &f.qy0, &f.qy1);
@@ -274,17 +275,20 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
         for (int64_t kx : ph.kx[size_t(f.rx)])
           f.off.push_back(int32_t(o * plane + (ph.Ay - (ky * g.dh - f.ry) / g.sh) * ph.Wg + ph.Ax -
                                   (kx * g.dw - f.rx) / g.sw));
-    const bool skip = cleared && ph.taps(f.ry, f.rx) == 0;
-    first_task.push_back(first_task.back() + (skip ? 0 : g.N * CB * f.groups));
+    skip.push_back(cleared && ph.taps(f.ry, f.rx) == 0);
+    groups_max = std::max(groups_max, f.groups);
     phases.push_back(std::move(f));
   }
-  parallel_for(0, first_task.back(), 1, [&](int64_t t0, int64_t t1) {
+  // Tasks (n, cbk, group, phase), the phases innermost: the phases of one group of rows write
+  // interleaved pixels of the same gradient rows, one after another on one thread, while those
+  // rows are in its cache (phase by phase, each row came back from memory sh sw times).
+  parallel_for(0, g.N * CB * groups_max * S, 1, [&](int64_t t0, int64_t t1) {
     float acc[kDirectMaxBlock];
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t p = std::upper_bound(first_task.begin(), first_task.end(), t) - first_task.begin() - 1;
+      const int64_t p = t % S, gi = t / S % groups_max, cbk = t / (S * groups_max) % CB, n = t / (S * groups_max * CB);
       const Phase& f = phases[size_t(p)];
-      const int64_t u = t - first_task[size_t(p)];
-      const int64_t n = u / (CB * f.groups), cbk = u / f.groups % CB, q = f.qy0 + u % f.groups * f.rows_per;
+      if (skip[size_t(p)] || gi >= f.groups) continue;
+      const int64_t q = f.qy0 + gi * f.rows_per;
       const int64_t channels = std::min(cb, C - cbk * cb);
       const float* row = gp.p + n * O * plane + q * ph.Wg;
       const float* wp = w + at[size_t(p)];
