@@ -137,21 +137,27 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
     });
   }
   // grad_w[o][c][ky][kx] is entry i, lane o % cb of tile (o / cb, ky, jg), (kx, c) = jstart[jg] + i.
-  // One output channel's row per task, written in (ky, kx, c) order: a few KiB, not a page per
-  // store as a walk over the tiles would write it.
+  // One task per 16 output channels (one cache line of each entry), c by c: the KH KW entries of
+  // one c are KH KW whole lines, turned into 16 runs of KH KW floats, one in each output channel's
+  // row. (Output channel by output channel, each read took a line for one float: 1.6 ms of a 4.9
+  // ms 256->512 gradient.)
   std::vector<int64_t> group(static_cast<size_t>(J));  // (kx, c) -> its group
   for (int64_t jg = 0; jg < JG; ++jg)
     for (int64_t e = jstart[size_t(jg)]; e < jstart[size_t(jg) + 1]; ++e) group[size_t(e)] = jg;
   const int64_t KHW = g.KH * g.KW;
-  parallel_for(0, O, std::max<int64_t>(1, 4096 / (C * KHW)), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      const int64_t ob = o / cb, j = o % cb;
-      float* row = gw + o * C * KHW;
-      for (int64_t ky = 0; ky < g.KH; ++ky)
-        for (int64_t e = 0; e < J; ++e) {
-          const int64_t jg = group[size_t(e)], t = (ob * g.KH + ky) * JG + jg;
-          row[e % C * KHW + ky * g.KW + e / C] = acc.p[(t * R + e - jstart[size_t(jg)]) * cb + j];
-        }
+  constexpr int64_t kLine = 16;  // floats of a cache line; cb is a multiple
+  parallel_for(0, (O + kLine - 1) / kLine, 1, [&](int64_t h0, int64_t h1) {
+    for (int64_t h = h0; h < h1; ++h) {
+      const int64_t o0 = h * kLine, ob = o0 / cb, j0 = o0 % cb, lanes = std::min(kLine, O - o0);
+      for (int64_t c = 0; c < C; ++c) {
+        float* dst = gw + o0 * C * KHW + c * KHW;
+        for (int64_t ky = 0; ky < g.KH; ++ky)
+          for (int64_t kx = 0; kx < g.KW; ++kx) {
+            const int64_t e = kx * C + c, jg = group[size_t(e)], t = (ob * g.KH + ky) * JG + jg;
+            const float* src = acc.p + (t * R + e - jstart[size_t(jg)]) * cb + j0;
+            for (int64_t l = 0; l < lanes; ++l) dst[l * C * KHW + ky * g.KW + kx] = src[l];
+          }
+      }
     }
   });
 }
