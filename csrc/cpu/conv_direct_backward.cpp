@@ -101,11 +101,21 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   for (const Block& blk : blocks) {
     const int64_t d0 = blk.n0 * g.P + blk.p0, dn = blk.cols();
     // 64 pixels of one channel block per task: the 8 KiB they fill stays in L1 while each of
-    // the block's channels writes its column.
+    // the block's channels writes its column (a partial block, or a grad_output strided along W).
     const int64_t chunks = (dn + 63) / 64;
     parallel_for(0, OB * chunks, std::max<int64_t>(1, 16 / cb), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t ob = q / chunks, i0 = q % chunks * 64, i1 = std::min(dn, i0 + 64);
+        if ((ob + 1) * cb <= O && gst[3] == 1) {  // a whole channel block: turned 8 x 8 at a time
+          for (int64_t d = d0 + i0, i = i0; i < i1;) {  // one output row's run at a time
+            const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
+            const int64_t len = std::min(g.OW - ox0, i1 - i);
+            k.channels_last_rows(go + n * gst[0] + ob * cb * gst[1] + oy * gst[2] + ox0, gst[1], cb, len,
+                                 gp.p + (ob * dn + i) * cb);
+            i += len, d += len;
+          }
+          continue;
+        }
         for (int64_t j = 0; j < cb; ++j) {
           const int64_t o = ob * cb + j;
           float* dst = gp.p + ob * dn * cb + j;
