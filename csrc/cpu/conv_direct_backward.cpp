@@ -57,6 +57,7 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   int64_t lo, hi;  // columns [lo, hi) of xt come from the input
   valid_range(Wp, g.W, cs, g.pw, 0, &lo, &hi);
   parallel_for(0, g.N * Hp, std::max<int64_t>(1, 16384 / (Wp * C)), [&](int64_t r0, int64_t r1) {
+    Scratch<float> row(cs > 1 ? ((hi - lo - 1) * cs + 1) * C : 0);  // one input row's run, channels-last
     for (int64_t r = r0; r < r1; ++r) {
       if (!row_read[size_t(r % Hp)]) continue;
       const int64_t n = r / Hp, y = r % Hp - g.ph;
@@ -71,7 +72,12 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       const int64_t step = cs * g.xs[3];
       if (step == 1 || hi - lo == 1) {
         k.channels_last_rows(s, g.xs[1], C, hi - lo, d + lo * C);
-      } else {  // every cs-th column (or a view strided along W): 16 columns' pixels at a time in L1
+      } else if (g.xs[3] == 1) {  // every cs-th column: the whole run turned, then every cs-th pixel kept
+        const int64_t span = (hi - lo - 1) * cs + 1;
+        k.channels_last_rows(s, g.xs[1], C, span, row.p);
+        for (int64_t xx = lo; xx < hi; ++xx)
+          std::copy(row.p + (xx - lo) * cs * C, row.p + ((xx - lo) * cs + 1) * C, d + xx * C);
+      } else {  // a view strided along W: 16 columns' pixels at a time in L1
         for (int64_t x0 = lo; x0 < hi; x0 += 16)
           for (int64_t c = 0; c < C; ++c)
             for (int64_t xx = x0; xx < std::min(hi, x0 + 16); ++xx) d[xx * C + c] = s[c * g.xs[1] + (xx - lo) * step];
