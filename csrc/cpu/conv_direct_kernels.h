@@ -39,9 +39,14 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
   using V = DirectVec;
   constexpr int per_row = R / ROWS;
   const int64_t step = S ? S : s;
+  if (K <= 0) {
+    for (int i = 0; i < 2 * R * kDirectLanes; ++i) acc[i] = 0.0f;
+    return;
+  }
   V c0[R], c1[R];
   for (int i = 0; i < R; ++i) c0[i] = vset1(V{}, 0.0f), c1[i] = c0[i];
-  for (int64_t k = 0; k < K; ++k, w += kDirectChannels) {
+  int64_t k = 0;
+  do {
     const V w0 = vload(V{}, w), w1 = vload(V{}, w + kDirectLanes);
     const float* p = x + off[k];
     const float* p2 = p + rs;
@@ -57,7 +62,8 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
       const V b = vset1(V{}, i < per_row ? p[step * i] : p2[step * (i - per_row)]);
       c0[i] = vfma(b, w0, c0[i]), c1[i] = vfma(b, w1, c1[i]);
     }
-  }
+    w += kDirectChannels;
+  } while (++k < K);
   for (int i = 0; i < R; ++i) vstore(acc + i * kDirectChannels, c0[i]), vstore(acc + i * kDirectChannels + kDirectLanes, c1[i]);
 }
 #else
