@@ -115,6 +115,13 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
     float acc[kDirectMaxBlock];
     // The outputs in acc, `rows` rows of `width` from (oy, ox0), plus the bias.
     auto store = [&](int64_t n, int64_t ob, int64_t oy, int64_t ox0, int64_t rows, int64_t width) {
+      if (os[3] == 1) {  // adjacent pixels: turned 8 x 8 at a time
+        for (int64_t r = 0; r < rows; ++r)
+          k.direct_store_row(acc + r * width * cb, int(width), std::min(cb, O - ob * cb), cb,
+                             bias ? bias + ob * cb : nullptr, out + n * os[0] + ob * cb * os[1] + (oy + r) * os[2] + ox0,
+                             os[1]);
+        return;
+      }
       for (int64_t j = 0; j < std::min(cb, O - ob * cb); ++j) {
         const int64_t o = ob * cb + j;
         const float bv = bias ? bias[o] : 0.0f;

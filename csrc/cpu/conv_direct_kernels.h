@@ -127,6 +127,51 @@ inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t 
   }
 }
 
+// out[j * cs + i] = acc[i * cb + j] + (bias ? bias[j] : 0) for i < R, j < channels: one row of a
+// direct kernel's outputs (R pixels x cb channels, pixel by pixel) into R adjacent pixels of each
+// of `channels` output planes cs floats apart. AVX2 turns 8 x 8 blocks in registers (the 8 rows
+// read may run past R, inside acc's kDirectMaxBlock floats; the stores stop at R). The same sums
+// as the scalar loop: the same bits.
+inline void direct_store_row(const float* acc, int R, int64_t channels, int64_t cb, const float* bias, float* out,
+                             int64_t cs) {
+  int64_t j0 = 0;
+#if defined(__AVX2__)
+  for (; j0 + 8 <= channels; j0 += 8) {
+    for (int i0 = 0; i0 < R; i0 += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(acc + (i0 + i) * cb + j0);
+      for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+      }
+      for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+      }
+      // Channel j0 + j's 8 pixels: halves of r[j % 4] and r[j % 4 + 4] (see channels_last_rows).
+      __m256 v[8];
+      for (int j = 0; j < 4; ++j) {
+        v[j] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x20);
+        v[j + 4] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x31);
+      }
+      const __m256i mask = lane_mask(std::min(8, R - i0));
+      for (int j = 0; j < 8; ++j) {
+        if (bias) v[j] = _mm256_add_ps(v[j], _mm256_set1_ps(bias[j0 + j]));
+        float* d = out + (j0 + j) * cs + i0;
+        if (i0 + 8 <= R) _mm256_storeu_ps(d, v[j]);
+        else _mm256_maskstore_ps(d, mask, v[j]);
+      }
+    }
+  }
+#endif
+  for (; j0 < channels; ++j0) {
+    const float b = bias ? bias[j0] : 0.0f;
+    for (int i = 0; i < R; ++i) out[j0 * cs + i] = acc[i * cb + j0] + b;
+  }
+}
+
 using DirectBlockFn = void (*)(const float*, const float*, int64_t, int64_t, const int32_t*, int64_t, float*);
 
 // direct_block<R, S, 1> for R = 1 .. kDirectPixels, indexed by R - 1, and direct_block<2 q, S, 2>

@@ -43,6 +43,10 @@ struct WinogradKernels {
   int direct_channels, direct_pixels_max;
   // dst[x * C + c] = src[c * cs + x] for x < n, c < C (conv_direct_kernels.h).
   void (*channels_last_rows)(const float* src, int64_t cs, int64_t C, int64_t n, float* dst);
+  // out[j * cs + i] = acc[i * cb + j] (+ bias[j]) for i < R, j < channels: a direct kernel's row of
+  // outputs into adjacent pixels of `channels` planes (conv_direct_kernels.h).
+  void (*direct_store_row)(const float* acc, int R, int64_t channels, int64_t cb, const float* bias, float* out,
+                           int64_t cs);
   // The weight gradient's transforms, 16 channels in the vector (conv_winograd_grad_kernels.h).
   void (*wgrad_input_tiles)(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi);
   void (*wgrad_grad_tiles)(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
