@@ -87,34 +87,45 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
 }
 #endif
 
+#if defined(__AVX2__)
+// The 8 x 8 block r[i][j] (eight rows of 8 floats) turned in registers: on return r[j] holds column
+// j (three rounds of shuffles).
+inline void transpose8x8(__m256 r[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  // r[0..3] hold columns (0, 1, 2, 3) and (4, 5, 6, 7) of rows 0-3 in their two halves, r[4..7]
+  // those of rows 4-7: column j of all 8 rows joins a half of each.
+  for (int j = 0; j < 4; ++j) {
+    t[j] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x20);
+    t[j + 4] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x31);
+  }
+  for (int j = 0; j < 8; ++j) r[j] = t[j];
+}
+#endif
+
 // dst[x * C + c] = src[c * cs + x] for x < n, c < C: rows of C planes turned channels-last (the
 // direct weight gradient's input copy). AVX2 turns 8 x 8 tiles in registers (eight 8-float loads,
-// three rounds of shuffles, eight 8-float stores); a store per element to lines C floats apart cost
-// two to four times as much.
+// transpose8x8, eight 8-float stores); a store per element to lines C floats apart cost two to four
+// times as much.
 inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t n, float* dst) {
   int64_t c0 = 0;
 #if defined(__AVX2__)
   for (; c0 + 8 <= C; c0 += 8) {
     int64_t x0 = 0;
     for (; x0 + 8 <= n; x0 += 8) {
-      __m256 r[8], t[8];
+      __m256 r[8];
       for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (c0 + i) * cs + x0);
-      for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {
-        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-      }
-      // r[0..3] hold columns (0, 1, 2, 3) and (4, 5, 6, 7) of channels 0-3 in their two halves,
-      // r[4..7] those of channels 4-7: column j of all 8 channels joins a half of each.
-      for (int j = 0; j < 4; ++j) {
-        _mm256_storeu_ps(dst + (x0 + j) * C + c0, _mm256_permute2f128_ps(r[j], r[j + 4], 0x20));
-        _mm256_storeu_ps(dst + (x0 + j + 4) * C + c0, _mm256_permute2f128_ps(r[j], r[j + 4], 0x31));
-      }
+      transpose8x8(r);
+      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (x0 + j) * C + c0, r[j]);
     }
     for (; x0 < n; ++x0)
       for (int64_t c = c0; c < c0 + 8; ++c) dst[x0 * C + c] = src[c * cs + x0];
@@ -138,24 +149,9 @@ inline void direct_store_row(const float* acc, int R, int64_t channels, int64_t 
 #if defined(__AVX2__)
   for (; j0 + 8 <= channels; j0 += 8) {
     for (int i0 = 0; i0 < R; i0 += 8) {
-      __m256 r[8], t[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(acc + (i0 + i) * cb + j0);
-      for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {
-        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-      }
-      // Channel j0 + j's 8 pixels: halves of r[j % 4] and r[j % 4 + 4] (see channels_last_rows).
       __m256 v[8];
-      for (int j = 0; j < 4; ++j) {
-        v[j] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x20);
-        v[j + 4] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x31);
-      }
+      for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(acc + (i0 + i) * cb + j0);
+      transpose8x8(v);  // v[j]: channel j0 + j's 8 pixels
       const __m256i mask = lane_mask(std::min(8, R - i0));
       for (int j = 0; j < 8; ++j) {
         if (bias) v[j] = _mm256_add_ps(v[j], _mm256_set1_ps(bias[j0 + j]));
