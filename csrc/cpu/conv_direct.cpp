@@ -32,7 +32,6 @@ struct DirectInput {
   const float* p = nullptr;
   int64_t s[3] = {0, 0, 0};  // image, channel, row strides (the column stride is 1)
 
-  static int64_t padded_rows(const Geom& g) { return direct_padded_rows(g); }
   static int64_t padded_cols(const Geom& g) { return (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1; }
 
   DirectInput(const float* x, const Geom& g) {
@@ -40,7 +39,7 @@ struct DirectInput {
       p = x, s[0] = g.xs[0], s[1] = g.xs[1], s[2] = g.xs[2];
       return;
     }
-    const int64_t Hp = padded_rows(g), Wp = padded_cols(g);
+    const int64_t Hp = direct_padded_rows(g), Wp = padded_cols(g);
     s[2] = Wp, s[1] = Hp * Wp, s[0] = g.C * Hp * Wp;
     buf = std::make_unique<Scratch<float>>(g.N * s[0]);
     float* q = buf->p;
@@ -84,7 +83,7 @@ bool direct_applies(const Geom& g) {
   if (g.G != 1 || g.C == 0 || (g.W > 1 && g.xs[3] != 1) || !direct_fills_channel_blocks(g.O)) return false;
   // The kernel's tap offsets are 32-bit: the last element read, from its image's first.
   const bool padded = g.ph != 0 || g.pw != 0;
-  const int64_t last = padded ? g.C * DirectInput::padded_rows(g) * DirectInput::padded_cols(g)
+  const int64_t last = padded ? g.C * direct_padded_rows(g) * DirectInput::padded_cols(g)
                               : (g.C - 1) * g.xs[1] + (g.H - 1) * g.xs[2] + g.W;
   return last < (int64_t(1) << 31);
 }

@@ -28,13 +28,41 @@ using namespace conv_impl;
 
 namespace {
 
-
 // With a 1-wide kernel only every sw-th column is read: the copy keeps only those (column step sw).
 int64_t column_step(const Geom& g) { return g.KW == 1 ? g.sw : 1; }
 int64_t padded_cols(const Geom& g) { return (g.OW - 1) * (g.sw / column_step(g)) + g.KW; }
 
-
 }  // namespace
+
+void channels_last_padded_row(const float* src, int64_t xcs, int64_t xws, int64_t cs, int64_t C, int64_t Cp,
+                              int64_t Wp, int64_t lo, int64_t hi, float* d, float* tmp) {
+  const int64_t n = hi - lo;
+  if (!src || n <= 0) {
+    std::fill(d, d + Wp * Cp, 0.0f);
+    return;
+  }
+  std::fill(d, d + lo * Cp, 0.0f);
+  std::fill(d + hi * Cp, d + Wp * Cp, 0.0f);
+  d += lo * Cp;
+  const WinogradKernels& k = winograd_kernels();
+  if (xws != 1 && n > 1) {  // a view strided along W: 16 columns' pixels at a time in L1
+    for (int64_t x0 = 0; x0 < n; x0 += 16)
+      for (int64_t c = 0; c < Cp; ++c)
+        for (int64_t xx = x0; xx < std::min(n, x0 + 16); ++xx)
+          d[xx * Cp + c] = c < C ? src[c * xcs + xx * cs * xws] : 0.0f;
+    return;
+  }
+  if (cs == 1 && Cp == C) {
+    k.channels_last_rows(src, xcs, C, n, d);
+    return;
+  }
+  // The whole run turned into tmp, then every cs-th pixel kept, its channels padded to Cp.
+  k.channels_last_rows(src, xcs, C, (n - 1) * cs + 1, tmp);
+  for (int64_t xx = 0; xx < n; ++xx) {
+    std::copy(tmp + xx * cs * C, tmp + (xx * cs + 1) * C, d + xx * Cp);
+    std::fill(d + xx * Cp + C, d + (xx + 1) * Cp, 0.0f);
+  }
+}
 
 bool direct_weight_grad_applies(const Geom& g) {
   if (g.G != 1 || g.dw != 1 || g.C == 0 || !direct_fills_channel_blocks(g.O)) return false;
@@ -57,31 +85,12 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   int64_t lo, hi;  // columns [lo, hi) of xt come from the input
   valid_range(Wp, g.W, cs, g.pw, 0, &lo, &hi);
   parallel_for(0, g.N * Hp, std::max<int64_t>(1, 16384 / (Wp * C)), [&](int64_t r0, int64_t r1) {
-    Scratch<float> row(cs > 1 ? ((hi - lo - 1) * cs + 1) * C : 0);  // one input row's run, channels-last
+    Scratch<float> row(channels_last_row_floats(hi - lo, cs, C));
     for (int64_t r = r0; r < r1; ++r) {
       if (!row_read[size_t(r % Hp)]) continue;
       const int64_t n = r / Hp, y = r % Hp - g.ph;
-      float* d = xt.p + r * Wp * C;
-      if (y < 0 || y >= g.H || lo >= hi) {
-        std::fill(d, d + Wp * C, 0.0f);
-        continue;
-      }
-      std::fill(d, d + lo * C, 0.0f);
-      std::fill(d + hi * C, d + Wp * C, 0.0f);
-      const float* s = x + n * g.xs[0] + y * g.xs[2] + (lo * cs - g.pw) * g.xs[3];
-      const int64_t step = cs * g.xs[3];
-      if (step == 1 || hi - lo == 1) {
-        k.channels_last_rows(s, g.xs[1], C, hi - lo, d + lo * C);
-      } else if (g.xs[3] == 1) {  // every cs-th column: the whole run turned, then every cs-th pixel kept
-        const int64_t span = (hi - lo - 1) * cs + 1;
-        k.channels_last_rows(s, g.xs[1], C, span, row.p);
-        for (int64_t xx = lo; xx < hi; ++xx)
-          std::copy(row.p + (xx - lo) * cs * C, row.p + ((xx - lo) * cs + 1) * C, d + xx * C);
-      } else {  // a view strided along W: 16 columns' pixels at a time in L1
-        for (int64_t x0 = lo; x0 < hi; x0 += 16)
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t xx = x0; xx < std::min(hi, x0 + 16); ++xx) d[xx * C + c] = s[c * g.xs[1] + (xx - lo) * step];
-      }
+      const float* s = y >= 0 && y < g.H ? x + n * g.xs[0] + y * g.xs[2] + (lo * cs - g.pw) * g.xs[3] : nullptr;
+      channels_last_padded_row(s, g.xs[1], g.xs[3], cs, C, C, Wp, lo, hi, xt.p + r * Wp * C, row.p);
     }
   });
   // off[d]: where pixel d's (kx, c) run of tap row ky = 0 starts in xt.

@@ -26,6 +26,16 @@ std::vector<int64_t> direct_runs(int64_t n);
 constexpr int kDirectMaxBlock = 512;
 // The padded input rows a direct kernel reads: rows -ph .. (OH - 1) sh + (KH - 1) dh - ph.
 int64_t direct_padded_rows(const conv_impl::Geom& g);
+// One row of a channels-last, zero-padded copy (the weight gradients' operands): pixels [lo, hi)
+// of the Wp in d get d[xx * Cp + c] = src[c * xcs + (xx - lo) * cs * xws] for c < C, zeros for c
+// in [C, Cp); the other pixels are zeros, and all of them where src is null. xws: the source's
+// column stride; cs: every cs-th column kept. Turned 8 x 8 in registers (channels_last_rows) unless
+// the source is strided along its row. tmp: channels_last_row_floats(hi - lo, cs, C) floats.
+void channels_last_padded_row(const float* src, int64_t xcs, int64_t xws, int64_t cs, int64_t C, int64_t Cp,
+                              int64_t Wp, int64_t lo, int64_t hi, float* d, float* tmp);
+inline int64_t channels_last_row_floats(int64_t n, int64_t cs, int64_t C) {
+  return n > 0 ? ((n - 1) * cs + 1) * C : 0;
+}
 
 // Whether conv2d_direct handles this convolution (conv_direct.cpp): one group, enough output
 // channels to fill most of the kernel's channel blocks, unit stride along the input's rows.

@@ -88,12 +88,16 @@ std::shared_ptr<const PackedFilters> winograd_filters(const WinogradKernels& k, 
   }, origin);
 }
 
-// Tiles [txa, txb) of tile row ty of image n; column `col` of the block's matrices is tile txa.
-struct Run {
-  int64_t n, ty, txa, txb, col;
-};
-
 }  // namespace
+
+void tile_runs(int64_t t0, int64_t t1, int64_t TY, int64_t TX, std::vector<TileRun>& runs) {
+  runs.clear();
+  for (int64_t t = t0; t < t1;) {
+    const int64_t n = t / (TY * TX), ty = t / TX % TY, tx = t % TX, end = std::min(t1 - t, TX - tx);
+    runs.push_back({n, ty, tx, tx + end, t - t0});
+    t += end;
+  }
+}
 
 bool winograd_applies(const Geom& g) {
   if (g.KH != 3 || g.KW != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.G != 1) return false;
@@ -135,16 +139,11 @@ void stage(bool split, int64_t n, int64_t grain, const std::function<void(int64_
 // without, the calling thread does the whole block.
 void winograd_block(const WinogradKernels& k, const float* x, const Geom& g, const float* u, const float* bias,
                     float* out, const int64_t* os, const BlockLayout& L, int64_t t0, int64_t t1, float* v, float* m,
-                    bool split, std::vector<Run>& runs) {
+                    bool split, std::vector<TileRun>& runs) {
   const int64_t C = g.C, O = g.O, OP = (O + kPanelRows - 1) / kPanelRows;
   const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2;
   const int64_t nb = t1 - t0, JP = (nb + kPanelCols - 1) / kPanelCols, ldv = L.ldv, ldm = L.ldm, ldmi = L.ldmi;
-  runs.clear();
-  for (int64_t t = t0; t < t1;) {
-    const int64_t n = t / (TY * TX), ty = t / TX % TY, tx = t % TX, end = std::min(t1 - t, TX - tx);
-    runs.push_back({n, ty, tx, tx + end, t - t0});
-    t += end;
-  }
+  tile_runs(t0, t1, TY, TX, runs);
   if (nb % kPanelCols != 0) {  // the last panel's columns past nb: zeros, not stale values
     for (int64_t xi = 0; xi < kXi; ++xi) {
       float* p = v + xi * ldv + (JP - 1) * C * kPanelCols;
@@ -155,7 +154,7 @@ void winograd_block(const WinogradKernels& k, const float* x, const Geom& g, con
   stage(split, C * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t c = q / R;
-      const Run& r = runs[size_t(q % R)];
+      const TileRun& r = runs[size_t(q % R)];
       k.input_run(x + r.n * g.xs[0] + c * g.xs[1], g.H, g.W, g.xs[2], g.ph, g.pw, r.ty, r.txa, r.txb,
                   v + c * kPanelCols, ldv, C * kPanelCols, r.col);
     }
@@ -182,7 +181,7 @@ void winograd_block(const WinogradKernels& k, const float* x, const Geom& g, con
   stage(split, O * R, std::max<int64_t>(1, 64 / std::max<int64_t>(1, nb / R)), [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t o = q / R;
-      const Run& r = runs[size_t(q % R)];
+      const TileRun& r = runs[size_t(q % R)];
       k.output_run(m + o * ldm + r.col, ldmi, bias ? bias[o] : 0.0f, out + r.n * os[0] + o * os[1], g.OH, g.OW,
                    os[2], os[3], r.ty, r.txa, r.txb);
     }
@@ -222,7 +221,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
   if (threads == 1 || share >= 4 * local.tb) {
     parallel_for(0, threads, 1, [&](int64_t h0, int64_t h1) {
       Scratch<float> v(kXi * local.ldv), m(kXi * local.ldmi);
-      std::vector<Run> runs;
+      std::vector<TileRun> runs;
       for (int64_t h = h0; h < h1; ++h) {
         const int64_t end = std::min(T, (h + 1) * share);
         for (int64_t t0 = h * share; t0 < end; t0 += local.tb)
@@ -234,7 +233,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
   }
   const BlockLayout shared(tiles_per_block(kBlockFloats, T, C, Opad), C, Opad);
   Scratch<float> v(kXi * shared.ldv), m(kXi * shared.ldmi);
-  std::vector<Run> runs;
+  std::vector<TileRun> runs;
   for (int64_t t0 = 0; t0 < T; t0 += shared.tb)
     winograd_block(k, x, g, u, bias, out, os, shared, t0, std::min(T, t0 + shared.tb), v.p, m.p, /*split=*/true,
                    runs);

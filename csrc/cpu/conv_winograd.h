@@ -5,6 +5,7 @@
 // and with AVX-512 (chosen at run time by what the CPU supports).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "cpu/conv_pack_cache.h"
 
@@ -60,6 +61,13 @@ const WinogradKernels& winograd_kernels();
 const WinogradKernels& winograd_kernels_avx2();    // isa/conv_winograd_avx2.cpp
 const WinogradKernels& winograd_kernels_avx512();  // isa/conv_winograd_avx512.cpp
 #endif
+
+// Tiles [txa, txb) of tile row ty of image n; `col`: tile txa's index within its block.
+struct TileRun {
+  int64_t n, ty, txa, txb, col;
+};
+// Tiles [t0, t1) of N x TY x TX (numbered by image, tile row, tile) as runs along tile rows.
+void tile_runs(int64_t t0, int64_t t1, int64_t TY, int64_t TX, std::vector<TileRun>& runs);
 
 // Whether conv2d_winograd handles this convolution, and is expected to be faster than unfolding.
 bool winograd_applies(const conv_impl::Geom& g);

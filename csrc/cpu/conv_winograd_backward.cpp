@@ -38,34 +38,6 @@ constexpr int64_t kGradBlockFloats = int64_t(1) << 20;
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// dst[x * Cp + c] = src[c * cs + x * step] for x < n, c < C, and zeros for c in [C, Cp): one row of
-// pixels made channels-last, on the transposing kernel where it can (tmp: n * C floats).
-void channels_last_padded(const WinogradKernels& k, const float* src, int64_t cs, int64_t step, int64_t C,
-                          int64_t n, int64_t Cp, float* dst, float* tmp) {
-  if (n <= 0) return;
-  if (step == 1 || n == 1) {
-    if (Cp == C) {
-      k.channels_last_rows(src, cs, C, n, dst);
-      return;
-    }
-    k.channels_last_rows(src, cs, C, n, tmp);
-    for (int64_t x = 0; x < n; ++x) {
-      std::copy(tmp + x * C, tmp + (x + 1) * C, dst + x * Cp);
-      std::fill(dst + x * Cp + C, dst + (x + 1) * Cp, 0.0f);
-    }
-    return;
-  }
-  for (int64_t x = 0; x < n; ++x) {  // a view strided along its rows
-    for (int64_t c = 0; c < C; ++c) dst[x * Cp + c] = src[c * cs + x * step];
-    std::fill(dst + x * Cp + C, dst + (x + 1) * Cp, 0.0f);
-  }
-}
-
-// Tiles [t, t + len) of one tile row (image n, tile row ty, first tile tx).
-struct TileRun {
-  int64_t n, ty, tx, len, at;  // `at`: the first tile's index within its block
-};
-
 }  // namespace
 
 bool winograd_weight_grad_applies(const Geom& g) {
@@ -88,18 +60,11 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   int64_t lo, hi;  // columns [lo, hi) of xt come from the input
   valid_range(Wp, g.W, 1, g.pw, 0, &lo, &hi);
   parallel_for(0, g.N * Hp, std::max<int64_t>(1, 16384 / (Wp * Cp)), [&](int64_t r0, int64_t r1) {
-    Scratch<float> tmp(std::max<int64_t>(hi - lo, 1) * C);
+    Scratch<float> tmp(channels_last_row_floats(hi - lo, 1, C));
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / Hp, y = r % Hp - g.ph;
-      float* d = xt.p + r * Wp * Cp;
-      if (y < 0 || y >= g.H || lo >= hi) {
-        std::fill(d, d + Wp * Cp, 0.0f);
-        continue;
-      }
-      std::fill(d, d + lo * Cp, 0.0f);
-      std::fill(d + hi * Cp, d + Wp * Cp, 0.0f);
-      channels_last_padded(k, x + n * g.xs[0] + y * g.xs[2] + (lo - g.pw) * g.xs[3], g.xs[1], g.xs[3], C, hi - lo,
-                           Cp, d + lo * Cp, tmp.p);
+      const float* s = y >= 0 && y < g.H ? x + n * g.xs[0] + y * g.xs[2] + (lo - g.pw) * g.xs[3] : nullptr;
+      channels_last_padded_row(s, g.xs[1], g.xs[3], 1, C, Cp, Wp, lo, hi, xt.p + r * Wp * Cp, tmp.p);
     }
   });
   // grad_output the same way, whole tiles: gt[((n 2TY + oy) 2TX + ox) Op + o] (zero past the
@@ -107,16 +72,11 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   const int64_t Hg = 2 * TY, Wg = 2 * TX;
   Scratch<float> gt(g.N * Hg * Wg * Op);
   parallel_for(0, g.N * Hg, std::max<int64_t>(1, 16384 / (Wg * Op)), [&](int64_t r0, int64_t r1) {
-    Scratch<float> tmp(g.OW * O);
+    Scratch<float> tmp(channels_last_row_floats(g.OW, 1, O));
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / Hg, oy = r % Hg;
-      float* d = gt.p + r * Wg * Op;
-      if (oy >= g.OH) {
-        std::fill(d, d + Wg * Op, 0.0f);
-        continue;
-      }
-      channels_last_padded(k, go + n * gst[0] + oy * gst[2], gst[1], gst[3], O, g.OW, Op, d, tmp.p);
-      std::fill(d + g.OW * Op, d + Wg * Op, 0.0f);
+      const float* s = oy < g.OH ? go + n * gst[0] + oy * gst[2] : nullptr;
+      channels_last_padded_row(s, gst[1], gst[3], 1, O, Op, Wg, 0, g.OW, gt.p + r * Wg * Op, tmp.p);
     }
   });
 
@@ -136,19 +96,14 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   std::vector<TileRun> runs;
   for (int64_t t0 = 0; t0 < T; t0 += TB) {
     const int64_t nb = std::min(T, t0 + TB) - t0;
-    runs.clear();
-    for (int64_t t = t0; t < t0 + nb;) {
-      const int64_t n = t / (TY * TX), ty = t / TX % TY, tx = t % TX, len = std::min(t0 + nb - t, TX - tx);
-      runs.push_back({n, ty, tx, len, t - t0});
-      t += len;
-    }
+    tile_runs(t0, t0 + nb, TY, TX, runs);
     parallel_for(0, int64_t(runs.size()), 1, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const TileRun& r = runs[size_t(q)];
-        k.wgrad_input_tiles(xt.p + ((r.n * Hp + 2 * r.ty) * Wp + 2 * r.tx) * Cp, Wp * Cp, Cp, r.len,
-                            xh.p + r.at * Cp, ldx);
-        k.wgrad_grad_tiles(gt.p + ((r.n * Hg + 2 * r.ty) * Wg + 2 * r.tx) * Op, Wg * Op, Op, r.len,
-                           yh.p + r.at * cb, ldy, TB * cb, cb);
+        k.wgrad_input_tiles(xt.p + ((r.n * Hp + 2 * r.ty) * Wp + 2 * r.txa) * Cp, Wp * Cp, Cp, r.txb - r.txa,
+                            xh.p + r.col * Cp, ldx);
+        k.wgrad_grad_tiles(gt.p + ((r.n * Hg + 2 * r.ty) * Wg + 2 * r.txa) * Op, Wg * Op, Op, r.txb - r.txa,
+                           yh.p + r.col * cb, ldy, TB * cb, cb);
       }
     });
     parallel_for(0, tasks, 1, [&](int64_t q0, int64_t q1) {
