@@ -113,6 +113,10 @@ FAST = [
     ("direct_two_rows", (2, 20, 13, 13), 40, (3, 3), dict(stride=2, padding=1), True),
     ("direct_two_rows_5x5", (1, 8, 11, 11), 32, (5, 5), dict(), False),
     ("direct_two_rows_narrow", (1, 16, 9, 6), 24, (3, 3), dict(stride=2), True),
+    # Rows read as one run of pixels through a group of rows, blocks wrapping into the next row
+    # (15 and 20 wide: 6-pixel blocks on AVX2, 14 on AVX-512), with a shorter last group.
+    ("direct_wrapped_rows", (2, 12, 21, 30), 24, (3, 3), dict(stride=2, padding=1), True),
+    ("direct_wrapped_1x1", (1, 8, 5, 20), 30, (1, 1), dict(), False),
 ]
 
 

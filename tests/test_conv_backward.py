@@ -108,6 +108,7 @@ DIRECT = [
     ("direct_blocks", (2, 5, 41, 37), 24, (3, 3), dict(padding=1)),
     ("direct_1x1_s2", (5, 9, 12, 12), 26, (1, 1), dict(stride=2)),
     ("direct_dilated_h", (1, 6, 17, 19), 30, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
+    ("direct_input_wrapped", (2, 24, 29, 31), 6, (3, 3), dict(stride=2, padding=1)),  # phase rows 15, 16 wide
 ]
 
 

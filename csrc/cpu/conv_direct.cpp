@@ -76,6 +76,43 @@ std::vector<int64_t> direct_runs(int64_t n) {
   return starts;
 }
 
+namespace {
+
+// The calls over `rows` rows of `width` >= `most` pixels read as one run: blocks of `most`, the
+// last one shorter (and inside the last row, as width >= most).
+void wrapped_runs(int64_t width, int64_t rows, int64_t most, std::vector<DirectRun>& runs) {
+  for (int64_t p = 0, P = rows * width; p < P; p += most) {
+    const int64_t R = std::min(most, P - p), x0 = p % width;
+    runs.push_back({p / width, x0, int(R), int(std::min(R, width - x0))});
+  }
+}
+
+}  // namespace
+
+DirectRows direct_rows(int64_t width, int64_t height) {
+  const int64_t most = winograd_kernels().direct_pixels_max;
+  DirectRows d;
+  if (width <= 0 || height <= 0) return d;
+  if (2 * width <= most) {  // two rows to a call
+    d.group = 2;
+    d.full.push_back({0, 0, int(2 * width), int(width)});
+    if (height % 2) d.last.push_back({0, 0, int(width), int(width)});
+  } else if (width < most) {  // one row to a call
+    d.full.push_back({0, 0, int(width), int(width)});
+  } else {
+    auto calls = [&](int64_t rows) { return (rows * width + most - 1) / most; };
+    int64_t best = -1;
+    for (int64_t G = 1; G <= std::min(height, most); ++G) {
+      const int64_t n = height / G * calls(G) + calls(height % G);
+      if (best < 0 || n < best) best = n, d.group = G;
+    }
+    wrapped_runs(width, d.group, most, d.full);
+    wrapped_runs(width, height % d.group, most, d.last);
+  }
+  d.groups = (height + d.group - 1) / d.group;
+  return d;
+}
+
 int64_t direct_padded_rows(const Geom& g) { return (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1; }
 
 bool direct_applies(const Geom& g) {
@@ -103,47 +140,31 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
     const int64_t c = kk / (g.KH * g.KW), ky = kk / g.KW % g.KH, kx = kk % g.KW;
     off[size_t(kk)] = int32_t(c * in.s[1] + ky * g.dh * in.s[2] + kx * g.dw);
   }
-  const std::vector<int64_t> segs = direct_runs(g.OW);  // the pixel blocks of an output row
+  const DirectRows rows = direct_rows(g.OW, g.OH);
+  const int64_t RG = rows.groups;
 
-  // Rows short enough that two fill the kernel's pixels (7 wide with AVX-512) go in pairs.
-  const int64_t rows_per = 2 * g.OW <= k.direct_pixels_max ? 2 : 1, RG = (g.OH + rows_per - 1) / rows_per;
-
-  // One task: one output row (or pair) of one image against one block of output channels;
+  // One task: one group of output rows of one image against one block of output channels;
   // consecutive tasks share the block's filters (kept in cache) and the image.
   parallel_for(0, g.N * OB * RG, 1, [&](int64_t t0, int64_t t1) {
     float acc[kDirectMaxBlock];
-    // The outputs in acc, `rows` rows of `width` from (oy, ox0), plus the bias.
-    auto store = [&](int64_t n, int64_t ob, int64_t oy, int64_t ox0, int64_t rows, int64_t width) {
-      if (os[3] == 1) {  // adjacent pixels: turned 8 x 8 at a time
-        for (int64_t r = 0; r < rows; ++r)
-          k.direct_store_row(acc + r * width * cb, int(width), std::min(cb, O - ob * cb), cb,
-                             bias ? bias + ob * cb : nullptr, out + n * os[0] + ob * cb * os[1] + (oy + r) * os[2] + ox0,
-                             os[1]);
-        return;
-      }
-      for (int64_t j = 0; j < std::min(cb, O - ob * cb); ++j) {
-        const int64_t o = ob * cb + j;
-        const float bv = bias ? bias[o] : 0.0f;
-        const float* a = acc + j;
-        for (int64_t r = 0; r < rows; ++r, a += width * cb) {
-          float* d = out + n * os[0] + o * os[1] + (oy + r) * os[2] + ox0 * os[3];
-          for (int64_t i = 0; i < width; ++i) d[i * os[3]] = a[i * cb] + bv;
-        }
-      }
+    // `width` outputs in acc from (oy, ox0), plus the bias.
+    auto store = [&](const float* a, int64_t n, int64_t ob, int64_t oy, int64_t ox0, int64_t width) {
+      float* d = out + n * os[0] + ob * cb * os[1] + oy * os[2] + ox0 * os[3];
+      const float* bb = bias ? bias + ob * cb : nullptr;
+      const int64_t channels = std::min(cb, O - ob * cb);
+      if (os[3] == 1) return k.direct_store_row(a, int(width), channels, cb, bb, d, os[1]);  // turned 8 x 8
+      for (int64_t j = 0; j < channels; ++j)
+        for (int64_t i = 0; i < width; ++i) d[j * os[1] + i * os[3]] = a[i * cb + j] + (bb ? bb[j] : 0.0f);
     };
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / (OB * RG), ob = t / RG % OB, oy = t % RG * rows_per;
-      const float* row = in.p + n * in.s[0] + oy * g.sh * in.s[2];
-      if (rows_per == 2 && oy + 1 < g.OH) {
-        k.direct_pixels(w + ob * K * cb, row, g.sw, g.sh * in.s[2], true, off.data(), K, int(2 * g.OW), acc);
-        store(n, ob, oy, 0, 2, g.OW);
-        continue;
-      }
-      for (size_t si = 0; si + 1 < segs.size(); ++si) {
-        const int64_t ox0 = segs[si];
-        const int R = int(segs[si + 1] - ox0);
-        k.direct_pixels(w + ob * K * cb, row + ox0 * g.sw, g.sw, 0, false, off.data(), K, R, acc);
-        store(n, ob, oy, ox0, 1, R);
+      const int64_t n = t / (OB * RG), ob = t / RG % OB, gi = t % RG, oy0 = gi * rows.group;
+      const bool last = gi == RG - 1 && !rows.last.empty();
+      for (const DirectRun& r : last ? rows.last : rows.full) {
+        const int64_t oy = oy0 + r.row;
+        const float* p = in.p + n * in.s[0] + oy * g.sh * in.s[2] + r.x0 * g.sw;
+        k.direct_pixels(w + ob * K * cb, p, g.sw, g.sh * in.s[2] - r.x0 * g.sw, r.split, off.data(), K, r.R, acc);
+        store(acc, n, ob, oy, r.x0, r.split);
+        if (r.split < r.R) store(acc + r.split * cb, n, ob, oy + 1, 0, r.R - r.split);
       }
     }
   });

@@ -153,9 +153,10 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
         const int64_t j0 = jstart[size_t(jg)], n = (jstart[size_t(jg) + 1] - j0) * cb;
+        const int len = int(jstart[size_t(jg) + 1] - j0);
         float* a = acc.p + t * R * cb;
-        k.direct_pixels(gp.p + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, 0, false, off.data() + d0, dn,
-                        int(jstart[size_t(jg) + 1] - j0), d0 == 0 ? a : part);
+        k.direct_pixels(gp.p + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, 0, len, off.data() + d0, dn, len,
+                        d0 == 0 ? a : part);
         if (d0 > 0)
           for (int64_t i = 0; i < n; ++i) a[i] += part[i];
       }
@@ -276,11 +277,10 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
     }
   });
 
-  // One task: one row q (or, when two fill the kernel's pixels, a pair) of one phase of one image
-  // against one block of input channels.
+  // One task: one group of rows q of one phase of one image against one block of input channels.
   struct Phase {
-    int64_t ry, rx, qy0, qy1, qx0, qx1, rows_per, groups;
-    std::vector<int64_t> segs;  // the pixel blocks of a phase row, from qx0
+    int64_t ry, rx, qy0, qy1, qx0, qx1;
+    DirectRows rows;  // the kernel calls of a group of phase rows, from (qy0, qx0)
     std::vector<int32_t> off;  // (o, tap): where it reads from the pixel's own position
   };
   // Phases no tap reaches (three of four in a 1x1 stride-2 conv) hold zeros: written by one pass
@@ -294,20 +294,17 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
   std::vector<char> skip;
   int64_t groups_max = 0;
   for (int64_t p = 0; p < S; ++p) {
-    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, 1, 0, {}, {}};
+    Phase f{p / g.sw, p % g.sw, 0, 0, 0, 0, {}, {}};
     phase_range(g.H, g.sh, f.ry, g.ph, &f.qy0, &f.qy1);
     phase_range(g.W, g.sw, f.rx, g.pw, &f.qx0, &f.qx1);
-    const int64_t L = f.qx1 - f.qx0;
-    f.segs = direct_runs(L);
-    f.rows_per = 2 * L <= k.direct_pixels_max ? 2 : 1;
-    f.groups = (f.qy1 - f.qy0 + f.rows_per - 1) / f.rows_per;
+    f.rows = direct_rows(f.qx1 - f.qx0, f.qy1 - f.qy0);
     for (int64_t o = 0; o < O; ++o)
       for (int64_t ky : ph.ky[size_t(f.ry)])
         for (int64_t kx : ph.kx[size_t(f.rx)])
           f.off.push_back(int32_t(o * plane + (ph.Ay - (ky * g.dh - f.ry) / g.sh) * ph.Wg + ph.Ax -
                                   (kx * g.dw - f.rx) / g.sw));
     skip.push_back(cleared && ph.taps(f.ry, f.rx) == 0);
-    groups_max = std::max(groups_max, f.groups);
+    groups_max = std::max(groups_max, f.rows.groups);
     phases.push_back(std::move(f));
   }
   // Tasks (n, cbk, group, phase), the phases innermost: the phases of one group of rows write
@@ -318,36 +315,25 @@ void conv2d_backward_input_direct(const float* wm, const Geom& g, const float* g
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t p = t % S, gi = t / S % groups_max, cbk = t / (S * groups_max) % CB, n = t / (S * groups_max * CB);
       const Phase& f = phases[size_t(p)];
-      if (skip[size_t(p)] || gi >= f.groups) continue;
-      const int64_t q = f.qy0 + gi * f.rows_per;
+      if (skip[size_t(p)] || gi >= f.rows.groups) continue;
+      const int64_t q0 = f.qy0 + gi * f.rows.group;
       const int64_t channels = std::min(cb, C - cbk * cb);
-      const float* row = gp.p + n * O * plane + q * ph.Wg;
-      const float* wp = w + at[size_t(p)];
-      const int64_t T = int64_t(f.off.size()) / std::max<int64_t>(O, 1);
-      // The outputs in acc, `rows` phase rows of `width` from phase position (q, qx).
-      auto store = [&](int64_t qx, int64_t rows, int64_t width) {
-        for (int64_t j = 0; j < channels; ++j) {
-          const float* a = acc + j;
-          for (int64_t r = 0; r < rows; ++r, a += width * cb) {
-            float* d = gx + n * xs[0] + (cbk * cb + j) * xs[1] + ((q + r) * g.sh + f.ry - g.ph) * xs[2] +
-                       (qx * g.sw + f.rx - g.pw) * xs[3];
-            for (int64_t i = 0; i < width; ++i) d[i * g.sw * xs[3]] = a[i * cb];
-          }
-        }
+      const int64_t K = int64_t(f.off.size());  // (o, tap) pairs
+      const float* wp = w + at[size_t(p)] + cbk * K * cb;
+      // `width` outputs in a to phase pixels from (q, qx): every sw-th column of a gradient row.
+      auto store = [&](const float* a, int64_t q, int64_t qx, int64_t width) {
+        float* d = gx + n * xs[0] + cbk * cb * xs[1] + (q * g.sh + f.ry - g.ph) * xs[2] + (qx * g.sw + f.rx - g.pw) * xs[3];
+        for (int64_t j = 0; j < channels; ++j)
+          for (int64_t i = 0; i < width; ++i) d[j * xs[1] + i * g.sw * xs[3]] = a[i * cb + j];
       };
-      const int64_t L = f.qx1 - f.qx0;
-      if (f.rows_per == 2 && q + 1 < f.qy1) {
-        if (T > 0) k.direct_pixels(wp + cbk * O * T * cb, row + f.qx0, 1, ph.Wg, true, f.off.data(), O * T, int(2 * L), acc);
-        else std::fill(acc, acc + 2 * L * cb, 0.0f);
-        store(f.qx0, 2, L);
-        continue;
-      }
-      for (size_t si = 0; si + 1 < f.segs.size(); ++si) {
-        const int64_t qx = f.qx0 + f.segs[si];
-        const int R = int(f.segs[si + 1] - f.segs[si]);
-        if (T > 0) k.direct_pixels(wp + cbk * O * T * cb, row + qx, 1, 0, false, f.off.data(), O * T, R, acc);
-        else std::fill(acc, acc + R * cb, 0.0f);  // a phase no tap reaches (stride > kernel): zeros
-        store(qx, 1, R);
+      const bool last = gi == f.rows.groups - 1 && !f.rows.last.empty();
+      for (const DirectRun& r : last ? f.rows.last : f.rows.full) {
+        const int64_t q = q0 + r.row, qx = f.qx0 + r.x0;
+        if (K > 0)
+          k.direct_pixels(wp, gp.p + n * O * plane + q * ph.Wg + qx, 1, ph.Wg - r.x0, r.split, f.off.data(), K, r.R, acc);
+        else std::fill(acc, acc + r.R * cb, 0.0f);  // a phase no tap reaches (stride > kernel): zeros
+        store(acc, q, qx, r.split);
+        if (r.split < r.R) store(acc + r.split * cb, q + 1, f.qx0, r.R - r.split);
       }
     }
   });

@@ -30,14 +30,16 @@ constexpr int kDirectPixels = sizeof(DirectVec) == 64 ? 14 : 6;      // 2 R accu
 constexpr int64_t kDirectAhead = 8;  // how many k ahead the kernel prefetches its broadcasts
 
 // acc[i * kDirectChannels + j] (i < R, j < kDirectChannels) = sum over k of w[k * kDirectChannels +
-// j] * x[off[k] + pix(i)], the R pixels in ROWS rows of R / ROWS: pix(i) = (i / (R / ROWS)) rs +
-// S (i % (R / ROWS)) (S a compile-time pixel step, or s where S is 0). Two rows fill the registers
-// when output rows are short (7 pixels at a ResNet's last stage), one pass over the filters for both.
-template <int R, int S, int ROWS>
+// j] * x[off[k] + pix(i)], the R pixels in two runs: pix(i) = S i for i < A, rs + S (i - A) after
+// (S a compile-time pixel step, or s where S is 0; A = R: one run). The second run is the next
+// row's: two short rows fill the registers together (7 pixels at a ResNet's last stage), and a
+// block of pixels may wrap from the end of one row to the start of the next, so a 14- or 7-wide
+// row costs no half-empty block on AVX2's 6 pixels. One pass over the filters for both runs.
+template <int R, int S, int A>
 inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, const int32_t* off, int64_t K,
                          float* acc) {
   using V = DirectVec;
-  constexpr int per_row = R / ROWS;
+  constexpr int per_row = A;
   const int64_t step = S ? S : s;
   if (K <= 0) {
     for (int i = 0; i < 2 * R * kDirectLanes; ++i) acc[i] = 0.0f;
@@ -55,7 +57,7 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
     if (k + kDirectAhead < K) {
       const float* f = x + off[k + kDirectAhead];
       __builtin_prefetch(f), __builtin_prefetch(f + step * (per_row - 1));
-      if (ROWS == 2) __builtin_prefetch(f + rs), __builtin_prefetch(f + rs + step * (per_row - 1));
+      if (A < R) __builtin_prefetch(f + rs), __builtin_prefetch(f + rs + step * (R - A - 1));
     }
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
@@ -69,16 +71,15 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
 #else
 constexpr int kDirectChannels = 16, kDirectPixels = 8;
 
-template <int R, int S, int ROWS>
+template <int R, int S, int A>
 inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, const int32_t* off, int64_t K,
                          float* acc) {
-  constexpr int per_row = R / ROWS;
   const int64_t step = S ? S : s;
   float a[R][kDirectChannels] = {};
   for (int64_t k = 0; k < K; ++k, w += kDirectChannels) {
     const float* p = x + off[k];
     for (int i = 0; i < R; ++i) {
-      const float v = p[i / per_row * rs + step * (i % per_row)];
+      const float v = i < A ? p[step * i] : p[rs + step * (i - A)];
       for (int j = 0; j < kDirectChannels; ++j) a[i][j] += v * w[j];
     }
   }
@@ -170,33 +171,49 @@ inline void direct_store_row(const float* acc, int R, int64_t channels, int64_t 
 
 using DirectBlockFn = void (*)(const float*, const float*, int64_t, int64_t, const int32_t*, int64_t, float*);
 
-// direct_block<R, S, 1> for R = 1 .. kDirectPixels, indexed by R - 1, and direct_block<2 q, S, 2>
-// for q = 1 .. kDirectPixels / 2, indexed by q - 1.
+// direct_block<R, S, R> for R = 1 .. kDirectPixels (one run), indexed by R - 1; direct_block<2 q,
+// S, q> for q = 1 .. kDirectPixels / 2 (two rows), indexed by q - 1; direct_block<kDirectPixels,
+// S, A> for A = 1 .. kDirectPixels - 1 (a block wrapping into the next row), indexed by A - 1.
 template <int S, int... Rm1>
 constexpr auto direct_blocks(std::integer_sequence<int, Rm1...>) {
-  return std::array<DirectBlockFn, sizeof...(Rm1)>{direct_block<Rm1 + 1, S, 1>...};
+  return std::array<DirectBlockFn, sizeof...(Rm1)>{direct_block<Rm1 + 1, S, Rm1 + 1>...};
 }
 template <int S, int... Qm1>
 constexpr auto direct_blocks2(std::integer_sequence<int, Qm1...>) {
-  return std::array<DirectBlockFn, sizeof...(Qm1)>{direct_block<2 * (Qm1 + 1), S, 2>...};
+  return std::array<DirectBlockFn, sizeof...(Qm1)>{direct_block<2 * (Qm1 + 1), S, Qm1 + 1>...};
+}
+template <int S, int... Am1>
+constexpr auto direct_blocks_wrap(std::integer_sequence<int, Am1...>) {
+  return std::array<DirectBlockFn, sizeof...(Am1)>{direct_block<kDirectPixels, S, Am1 + 1>...};
 }
 
-// The kernel's entry: R pixels s floats apart in one row (R <= kDirectPixels), or with `two_rows`
-// R / 2 in each of two rows rs floats apart (R even). Steps 1 and 2 (stride 1 and 2 with the
-// input's unit stride along a row) have their own copies with the step in the addresses.
-inline void direct_pixels(const float* w, const float* x, int64_t s, int64_t rs, bool two_rows, const int32_t* off,
+// The kernel's entry: R pixels (R <= kDirectPixels) in two runs, the first `split` pixels s floats
+// apart from x and the rest s floats apart from x + rs (split = R: one run). Steps 1 and 2 (stride
+// 1 and 2 with the input's unit stride along a row) have their own copies with the step in the
+// addresses. Splits without a copy of their own (neither R / 2 nor a full block) run as two calls:
+// the same sums.
+inline void direct_pixels(const float* w, const float* x, int64_t s, int64_t rs, int split, const int32_t* off,
                           int64_t K, int R, float* acc) {
   using Seq = std::make_integer_sequence<int, kDirectPixels>;
   using Seq2 = std::make_integer_sequence<int, kDirectPixels / 2>;
+  using SeqW = std::make_integer_sequence<int, kDirectPixels - 1>;
   static constexpr auto step1 = direct_blocks<1>(Seq{}), step2 = direct_blocks<2>(Seq{}), any = direct_blocks<0>(Seq{});
   static constexpr auto step1r = direct_blocks2<1>(Seq2{}), step2r = direct_blocks2<2>(Seq2{}),
                         anyr = direct_blocks2<0>(Seq2{});
-  if (two_rows) {
-    const auto& table = s == 1 ? step1r : s == 2 ? step2r : anyr;
-    table[size_t(R / 2 - 1)](w, x, s, rs, off, K, acc);
-  } else {
+  static constexpr auto step1w = direct_blocks_wrap<1>(SeqW{}), step2w = direct_blocks_wrap<2>(SeqW{}),
+                        anyw = direct_blocks_wrap<0>(SeqW{});
+  if (split >= R) {
     const auto& table = s == 1 ? step1 : s == 2 ? step2 : any;
     table[size_t(R - 1)](w, x, s, 0, off, K, acc);
+  } else if (2 * split == R) {
+    const auto& table = s == 1 ? step1r : s == 2 ? step2r : anyr;
+    table[size_t(split - 1)](w, x, s, rs, off, K, acc);
+  } else if (R == kDirectPixels) {
+    const auto& table = s == 1 ? step1w : s == 2 ? step2w : anyw;
+    table[size_t(split - 1)](w, x, s, rs, off, K, acc);
+  } else {
+    direct_pixels(w, x, s, 0, split, off, K, split, acc);
+    direct_pixels(w, x + rs, s, 0, R - split, off, K, R - split, acc + split * kDirectChannels);
   }
 }
 

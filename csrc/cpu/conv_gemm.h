@@ -22,8 +22,27 @@ bool direct_fills_channel_blocks(int64_t channels);
 // [0, n) cut into runs of at most direct_pixels_max, as equal as possible: run i is
 // [starts[i], starts[i + 1]) (no runs for n = 0).
 std::vector<int64_t> direct_runs(int64_t n);
-// Floats of one direct kernel call's outputs (at most 14 pixels x 32 channels, on AVX-512).
-constexpr int kDirectMaxBlock = 512;
+// Floats of one direct kernel call's outputs (at most 14 pixels x 32 channels, on AVX-512), with
+// room for direct_store_row's 8 x 8 turns, which read whole groups of 8 pixels from where a block's
+// second run starts (up to 13 + 16 pixels).
+constexpr int kDirectMaxBlock = 1024;
+// One direct kernel call over a group of output rows `width` pixels wide: `split` pixels from
+// (row, x0) of the group, then R - split from the start of row + 1 (split = R: one row).
+struct DirectRun {
+  int64_t row, x0;
+  int R, split;
+};
+// How rows of `width` pixels are cut into direct kernel calls: `group` rows at a time (a task),
+// the full groups' calls in `full`, the last group's (height % group rows, where not 0) in `last`.
+// Short rows go two to a call; rows at least a block wide are read as one run of pixels through
+// the group, each call wrapping at most once into the next row, with the group chosen for the
+// fewest calls (AVX2's 6-pixel blocks fill 14- and 7-wide rows with 3 and 6 rows to a group,
+// where one row at a time left a third and half of them empty).
+struct DirectRows {
+  int64_t group = 1, groups = 0;
+  std::vector<DirectRun> full, last;
+};
+DirectRows direct_rows(int64_t width, int64_t height);
 // The padded input rows a direct kernel reads: rows -ph .. (OH - 1) sh + (KH - 1) dh - ph.
 int64_t direct_padded_rows(const conv_impl::Geom& g);
 // One row of a channels-last, zero-padded copy (the weight gradients' operands): pixels [lo, hi)

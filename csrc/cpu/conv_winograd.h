@@ -36,10 +36,10 @@ struct WinogradKernels {
   // AVX-512 accumulators instead of 6. The same bits as panel_product.
   void (*panel_product_rows2)(const float* a, const float* b, int64_t K, float* c, int64_t ldc);
   // The direct convolution's kernel (conv_direct_kernels.h): acc[i * direct_channels + j] = sum over
-  // k of w[k * direct_channels + j] * x[off[k] + s i], for R (1 .. direct_pixels_max) pixels, or with
-  // two_rows R / 2 pixels in each of two rows rs floats apart. The same bits as panel_product on
-  // unfolded columns.
-  void (*direct_pixels)(const float* w, const float* x, int64_t s, int64_t rs, bool two_rows, const int32_t* off,
+  // k of w[k * direct_channels + j] * x[off[k] + pix(i)], for R (1 .. direct_pixels_max) pixels:
+  // pix(i) = s i for i < split, rs + s (i - split) for the rest (split = R: one run). The same bits
+  // as panel_product on unfolded columns.
+  void (*direct_pixels)(const float* w, const float* x, int64_t s, int64_t rs, int split, const int32_t* off,
                         int64_t K, int R, float* acc);
   int direct_channels, direct_pixels_max;
   // dst[x * C + c] = src[c * cs + x] for x < n, c < C (conv_direct_kernels.h).

@@ -112,7 +112,7 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
         const int64_t xi = q / (OB * JG), ob = q / JG % OB, jg = q % JG;
         const int64_t c0 = jstart[size_t(jg)], len = jstart[size_t(jg) + 1] - c0;
         float* a = acc.p + q * R * cb;
-        k.direct_pixels(yh.p + xi * ldy + ob * TB * cb, xh.p + xi * ldx + c0, 1, 0, false, off.data(), nb, int(len),
+        k.direct_pixels(yh.p + xi * ldy + ob * TB * cb, xh.p + xi * ldx + c0, 1, 0, int(len), off.data(), nb, int(len),
                         t0 == 0 ? a : part);
         if (t0 > 0)
           for (int64_t i = 0; i < len * cb; ++i) a[i] += part[i];
