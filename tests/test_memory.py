@@ -284,7 +284,7 @@ def test_every_failure_point_leaves_existing_tensors_intact(dev, case):
     else:
         pytest.fail("the call never succeeded under a 64 KiB margin")
     bm.set_memory_limit(dev, None)
-    if case not in ("sgd", "adam", "copy_cast"):  # these write in place and need no memory of their own
+    if case not in ("sgd", "adam", "copy_cast", "clamp_"):  # these write in place and need no memory of their own
         assert failures > 0, "the sweep never reached a failure: the test would prove nothing"
 
 

@@ -127,10 +127,40 @@ TensorPtr inplace_binary(OpId op, const TensorPtr& self, const Operand& other) {
   return commit_inplace(name.c_str(), self, binary(op, clone(self), other));
 }
 
+TensorPtr inplace_unary(OpId op, const TensorPtr& self) {
+  const std::string name = std::string(op_row(op).name) + "_";
+  check_inplace_target(name.c_str(), *self);
+  check_inplace(name.c_str(), self);
+  if (!inplace_needs_graph(self, {})) {
+    // The kernel reads each element before writing it: no copy, no second pass over memory.
+    const DTypeRule rule = op_row(op).dtype_rule;
+    if (rule == DTypeRule::Same || is_floating(self->dtype)) {
+      run_op_into(op, {self}, OpArgs{}, self);
+    } else {
+      TensorPtr r = unary(op, self);  // its own dtype checks (an int input of a float-only op)
+      check_result_fits(name.c_str(), r->dtype, self->dtype);
+      copy_into(self, r);
+    }
+    return self;
+  }
+  // The rule may save its input: give it a copy of self's old value, which the write below keeps.
+  TensorPtr r = unary(op, clone(self));
+  check_result_fits(name.c_str(), r->dtype, self->dtype);
+  return commit_inplace(name.c_str(), self, r);
+}
+
 TensorPtr inplace_clamp(const TensorPtr& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   check_inplace_target("clamp_", *self);
   check_inplace("clamp_", self);
   const bool graph = inplace_needs_graph(self, {});
+  if (!graph) {
+    DType dt;
+    const OpArgs a = clamp_args("clamp_", self, min, max, &dt);
+    if (dt == self->dtype) {  // written in place: no copy, no second pass over memory
+      run_op_into(OpId::clamp, {self}, a, self);
+      return self;
+    }
+  }
   // With a graph the rule may save its input: clamp a copy of self's old value (the write below keeps it).
   TensorPtr r = clamp(graph ? clone(self) : self, min, max);  // argument checks and promotion as clamp
   check_result_fits("clamp_", r->dtype, self->dtype);

@@ -15,6 +15,9 @@ namespace bm {
 
 // self = self op other for add, sub, mul, div (others: any binary registry op whose result fits self).
 TensorPtr inplace_binary(OpId op, const TensorPtr& self, const Operand& other);
+// self = op(self) for a one-input elementwise registry op (relu_, sigmoid_, exp_, ...): written in
+// place by the op's kernel when no graph is recorded.
+TensorPtr inplace_unary(OpId op, const TensorPtr& self);
 TensorPtr inplace_clamp(const TensorPtr& self, std::optional<Scalar> min, std::optional<Scalar> max);
 TensorPtr inplace_fill(const TensorPtr& self, Scalar value);
 // self = src (broadcast to self's shape, cast to self's dtype, moved from any device).

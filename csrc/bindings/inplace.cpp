@@ -1,4 +1,5 @@
-// In-place Tensor methods: add_ sub_ mul_ div_ (and += -= *= /=), zero_ fill_ copy_ clamp_.
+// In-place Tensor methods: add_ sub_ mul_ div_ (and += -= *= /=), zero_ fill_ copy_ clamp_, and the
+// one-input elementwise ops' relu_ sigmoid_ exp_ ... (written in place when no graph is recorded).
 // Their autograd semantics live in csrc/autograd/inplace.cpp.
 #include "autograd/inplace.h"
 #include "bindings/common.h"
@@ -70,6 +71,12 @@ void init_inplace(py::module_& m, py::class_<Tensor, TensorPtr>& cls) {
     if (!max.is_none()) hi = scalar_arg("clamp_", max);
     return inplace_clamp(s, lo, hi);
   };
+  // The one-input elementwise ops torch has an in-place method for, named after their registry row.
+  for (OpId op : {OpId::neg, OpId::abs, OpId::relu, OpId::exp, OpId::log, OpId::sqrt, OpId::rsqrt, OpId::sin,
+                  OpId::cos, OpId::tanh, OpId::sigmoid})
+    cls.def((std::string(op_row(op).name) + "_").c_str(), [op](const TensorPtr& s) { return inplace_unary(op, s); });
+  m.def("relu_", [](const TensorPtr& s) { return inplace_unary(OpId::relu, s); }, py::arg("input"));
+  m.def("_silu_", [](const TensorPtr& s) { return inplace_unary(OpId::silu, s); }, py::arg("input"));
   cls.def("clamp_", clamp_, py::arg("min") = py::none(), py::arg("max") = py::none());
   cls.def("clip_", clamp_, py::arg("min") = py::none(), py::arg("max") = py::none());
   m.def("_inplace_copy", [](const TensorPtr& s, const TensorPtr& src) { return inplace_copy(s, src); });

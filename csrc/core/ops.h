@@ -48,6 +48,10 @@ TensorPtr stack(const std::vector<TensorPtr>& ts, int64_t dim);
 TensorPtr unary(OpId op, const TensorPtr& t);
 TensorPtr binary(OpId op, const Operand& a, const Operand& b);
 TensorPtr clamp(const TensorPtr& t, std::optional<Scalar> min, std::optional<Scalar> max);
+// clamp's arguments for its kernel (at least one bound; ValueError naming `op` otherwise) and its
+// result dtype: t's promoted with the bounds, as torch (clamp(int tensor, min=0.5) is float32).
+OpArgs clamp_args(const char* op, const TensorPtr& t, std::optional<Scalar> min, std::optional<Scalar> max,
+                  DType* result);
 TensorPtr where(const Operand& cond, const Operand& a, const Operand& b);
 // dims empty = every dim.
 TensorPtr reduce(OpId op, const TensorPtr& t, const Dims& dims, bool keepdim, double correction = 1);

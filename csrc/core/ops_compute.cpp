@@ -17,14 +17,20 @@ TensorPtr binary(OpId op, const Operand& a, const Operand& b) {
   return run_op(op, {a, b});
 }
 
-TensorPtr clamp(const TensorPtr& t, std::optional<Scalar> min, std::optional<Scalar> max) {
-  if (!min && !max) throw ValueError("[clamp] at least one of min and max must be given");
+OpArgs clamp_args(const char* op, const TensorPtr& t, std::optional<Scalar> min, std::optional<Scalar> max,
+                  DType* result) {
+  if (!min && !max) throw ValueError(std::string("[") + op + "] at least one of min and max must be given");
   OpArgs a;
   std::vector<Operand> all{t};
   if (min) { a.s0 = *min; a.has_s0 = true; all.push_back(*min); }
   if (max) { a.s1 = *max; a.has_s1 = true; all.push_back(*max); }
-  // torch promotes with the bounds: clamp(int tensor, min=0.5) is float32.
-  DType dt = result_type(all);
+  *result = result_type(all);
+  return a;
+}
+
+TensorPtr clamp(const TensorPtr& t, std::optional<Scalar> min, std::optional<Scalar> max) {
+  DType dt;
+  const OpArgs a = clamp_args("clamp", t, min, max, &dt);
   return run_op(OpId::clamp, {dt == t->dtype ? t : cast(t, dt)}, a);
 }
 

@@ -168,6 +168,7 @@ from ._ops import (  # noqa: E402
     permute,
     pow,
     relu,
+    relu_,
     remainder,
     reshape,
     rsqrt,

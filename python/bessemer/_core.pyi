@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['Device', 'DeviceMismatchError', 'Node', 'RaceError', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'allclose', 'any', 'arange', 'are_deterministic_algorithms_enabled', 'arg_reduce', 'argsort', 'atan2', 'available_devices', 'avg_pool2d', 'batch_norm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'build_info', 'cast', 'cat', 'ceil', 'clamp', 'conv2d', 'copy_', 'cos', 'count_nonzero', 'cross_entropy', 'cumprod', 'cumsum', 'default_generator', 'device', 'diagonal', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'empty_cache', 'eq', 'equal', 'erf', 'erfinv', 'exp', 'exp2', 'expm1', 'flip', 'floor', 'floor_divide', 'fmod', 'frac', 'from_dlpack', 'from_numpy', 'full', 'gather', 'ge', 'gelu', 'gelu_backward', 'gelu_tanh', 'gelu_tanh_backward', 'get_default_device', 'get_default_dtype', 'get_num_threads', 'gt', 'hypot', 'index_add', 'index_copy_', 'index_select', 'is_deterministic_algorithms_warn_only_enabled', 'is_grad_enabled', 'isclose', 'isfinite', 'isinf', 'isnan', 'layer_norm', 'le', 'lerp', 'linear', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'max_pool2d_with_indices', 'maximum', 'median', 'median_dim', 'memory_stats', 'minimum', 'mul', 'nan_to_num', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'prod', 'queue_stats', 'randint_', 'randperm', 'reciprocal', 'relu', 'relu_backward', 'remainder', 'reset_peak_memory_stats', 'reset_queue_stats', 'roll', 'round', 'rsqrt', 'scatter', 'scatter_add', 'set_default_device', 'set_default_dtype', 'set_memory_limit', 'set_num_threads', 'sigmoid', 'sign', 'silu', 'silu_backward', 'sim_race_check', 'sim_set_race_check', 'sim_set_shuffle', 'sim_shuffle', 'sin', 'softmax', 'sort', 'sqrt', 'square', 'stack', 'std', 'sub', 'synchronize', 'tanh', 'to_device', 'topk', 'tril', 'triu', 'trunc', 'uniform_', 'unique', 'vector_norm', 'where']
+__all__: list[str] = ['Device', 'DeviceMismatchError', 'Node', 'RaceError', 'Tensor', 'UnsupportedError', 'abs', 'adaptive_avg_pool2d', 'add', 'all', 'allclose', 'any', 'arange', 'are_deterministic_algorithms_enabled', 'arg_reduce', 'argsort', 'atan2', 'available_devices', 'avg_pool2d', 'batch_norm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'build_info', 'cast', 'cat', 'ceil', 'clamp', 'conv2d', 'copy_', 'cos', 'count_nonzero', 'cross_entropy', 'cumprod', 'cumsum', 'default_generator', 'device', 'diagonal', 'div', 'dropout', 'dtype', 'dtype_from_name', 'embedding', 'empty', 'empty_cache', 'eq', 'equal', 'erf', 'erfinv', 'exp', 'exp2', 'expm1', 'flip', 'floor', 'floor_divide', 'fmod', 'frac', 'from_dlpack', 'from_numpy', 'full', 'gather', 'ge', 'gelu', 'gelu_backward', 'gelu_tanh', 'gelu_tanh_backward', 'get_default_device', 'get_default_dtype', 'get_num_threads', 'gt', 'hypot', 'index_add', 'index_copy_', 'index_select', 'is_deterministic_algorithms_warn_only_enabled', 'is_grad_enabled', 'isclose', 'isfinite', 'isinf', 'isnan', 'layer_norm', 'le', 'lerp', 'linear', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'manual_seed', 'matmul', 'max_pool2d', 'max_pool2d_with_indices', 'maximum', 'median', 'median_dim', 'memory_stats', 'minimum', 'mul', 'nan_to_num', 'ne', 'neg', 'nll_loss', 'nonzero', 'normal_', 'op_table', 'pow', 'prod', 'queue_stats', 'randint_', 'randperm', 'reciprocal', 'relu', 'relu_', 'relu_backward', 'remainder', 'reset_peak_memory_stats', 'reset_queue_stats', 'roll', 'round', 'rsqrt', 'scatter', 'scatter_add', 'set_default_device', 'set_default_dtype', 'set_memory_limit', 'set_num_threads', 'sigmoid', 'sign', 'silu', 'silu_backward', 'sim_race_check', 'sim_set_race_check', 'sim_set_shuffle', 'sim_shuffle', 'sin', 'softmax', 'sort', 'sqrt', 'square', 'stack', 'std', 'sub', 'synchronize', 'tanh', 'to_device', 'topk', 'tril', 'triu', 'trunc', 'uniform_', 'unique', 'vector_norm', 'where']
 class DeviceMismatchError(RuntimeError):
     pass
 class UnsupportedError(TypeError):
@@ -303,6 +303,8 @@ class Tensor:
         """
         abs(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def abs_(self) -> Tensor:
+        ...
     def add(self, *args, **kwargs):
         """
         add(input: object, other: object) -> bessemer._core.Tensor
@@ -393,6 +395,8 @@ class Tensor:
         """
         cos(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def cos_(self) -> Tensor:
+        ...
     def count_nonzero(self, *args, **kwargs):
         """
         int64 count of the nonzero elements over ``dim`` (an int or a tuple; None: every dim).
@@ -447,6 +451,8 @@ class Tensor:
         """
         exp2(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def exp_(self) -> Tensor:
+        ...
     def expand(self, *args) -> Tensor:
         ...
     def expm1(self, *args, **kwargs):
@@ -561,6 +567,8 @@ class Tensor:
         """
         log2(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def log_(self) -> Tensor:
+        ...
     def log_softmax(self, *args, **kwargs):
         ...
     def logical_and(self, *args, **kwargs):
@@ -639,6 +647,8 @@ class Tensor:
         """
         neg(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def neg_(self) -> Tensor:
+        ...
     def nonzero(self, *args, **kwargs):
         """
         Indices of the nonzero elements: int64 (n, ndim), row-major order; ``as_tuple``: one 1-D
@@ -676,6 +686,8 @@ class Tensor:
         """
         relu(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def relu_(self) -> Tensor:
+        ...
     def remainder(self, *args, **kwargs):
         """
         remainder(input: object, other: object) -> bessemer._core.Tensor
@@ -701,6 +713,8 @@ class Tensor:
         """
         rsqrt(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def rsqrt_(self) -> Tensor:
+        ...
     def scatter_(self, *args, **kwargs) -> Tensor:
         """
         In place: scatter.
@@ -715,6 +729,8 @@ class Tensor:
         """
         sigmoid(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def sigmoid_(self) -> Tensor:
+        ...
     def sign(self, *args, **kwargs):
         """
         sign(input: bessemer._core.Tensor) -> bessemer._core.Tensor
@@ -723,6 +739,8 @@ class Tensor:
         """
         sin(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def sin_(self) -> Tensor:
+        ...
     def size(self, dim: typing.Any = None) -> typing.Any:
         ...
     def softmax(self, *args, **kwargs):
@@ -735,6 +753,8 @@ class Tensor:
         """
         sqrt(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def sqrt_(self) -> Tensor:
+        ...
     def square(self, *args, **kwargs):
         """
         square(input: bessemer._core.Tensor) -> bessemer._core.Tensor
@@ -762,6 +782,8 @@ class Tensor:
         """
         tanh(input: bessemer._core.Tensor) -> bessemer._core.Tensor
         """
+    def tanh_(self) -> Tensor:
+        ...
     def to(self, *args, dtype = None, device = None, copy: bool = False) -> Tensor:
         """
         t.to(device), t.to(dtype), t.to(device, dtype), t.to(other_tensor).
@@ -974,6 +996,8 @@ def _sgd_step_(param: Tensor, grad: Tensor, momentum_buffer: typing.Any = None, 
     """
     One torch.optim.SGD step of `param`, in place. Returns the momentum buffer (a new one when None is given and momentum != 0; None when momentum == 0).
     """
+def _silu_(input: Tensor) -> Tensor:
+    ...
 def _silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     ...
 def _sim_run_control(name: str, threads: typing.SupportsInt | typing.SupportsIndex, threadgroup: typing.SupportsInt | typing.SupportsIndex, nbuffers: typing.SupportsInt | typing.SupportsIndex = 1) -> list[list[int]]:
@@ -1217,6 +1241,8 @@ def randperm(n: typing.SupportsInt | typing.SupportsIndex, dtype: typing.Any = N
 def reciprocal(input: Tensor) -> Tensor:
     ...
 def relu(input: Tensor) -> Tensor:
+    ...
+def relu_(input: Tensor) -> Tensor:
     ...
 def relu_backward(input: typing.Any, other: typing.Any) -> Tensor:
     ...

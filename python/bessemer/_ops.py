@@ -247,6 +247,7 @@ add, sub, mul, div, pow = _core.add, _core.sub, _core.mul, _core.div, _core.pow
 maximum, minimum = _core.maximum, _core.minimum
 eq, ne, lt, le, gt, ge = _core.eq, _core.ne, _core.lt, _core.le, _core.gt, _core.ge
 neg, abs, relu = _core.neg, _core.abs, _core.relu
+relu_ = _core.relu_  # torch.relu_: in place
 exp, log, sqrt, rsqrt = _core.exp, _core.log, _core.sqrt, _core.rsqrt
 sin, cos, tanh, sigmoid = _core.sin, _core.cos, _core.tanh, _core.sigmoid
 

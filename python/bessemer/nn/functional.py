@@ -15,7 +15,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _core.relu(input)
+    """max(x, 0). inplace=True writes the result into input and returns it (in place, without a copy,
+    when no autograd graph is recorded)."""
+    return _core.relu_(input) if inplace else _core.relu(input)
 
 
 softmax = _ops.softmax
@@ -75,8 +77,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x). inplace=True writes the result into input and returns it."""
-    out = _core.silu(input)
-    return input.copy_(out) if inplace else out
+    return _core._silu_(input) if inplace else _core.silu(input)
 # ---- dropout, embedding, losses (csrc/core/ops_nn_misc.cpp) ----
 
 

@@ -52,9 +52,13 @@ class Linear(Module):
 class ReLU(Module):
     def __init__(self, inplace: bool = False):
         super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Flatten(Module):
