@@ -121,3 +121,30 @@ def test_relu_and_silu_inplace_modules(device):
     assert y is not x and np.array_equal(x.numpy(), a)  # the default leaves its input alone
     y = bm.relu_(x)
     assert y is x and np.array_equal(x.numpy(), np.maximum(a, 0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["relu_", "sigmoid_", "exp_", "neg_", "sin_", "log_"])
+def test_inplace_unary_on_a_non_leaf_base(op, device):
+    # relu_ sigmoid_ exp_ neg_ (rules that need no input) write in place and save self as their
+    # output; sin_ log_ keep a copy of the old value for their rule.
+    a = np.abs(np.random.default_rng(4).standard_normal((3, 4))).astype(np.float32) + 0.2
+    x = bm.tensor(a, device=device, requires_grad=True)
+    tx = torch.tensor(a, requires_grad=True)
+    y, ty = x * 1.5, tx * 1.5
+    assert getattr(y, op)() is y
+    getattr(ty, op)()
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_inplace_output_saved_then_written_again_is_refused(device):
+    x = bm.tensor(np.ones((2, 3), np.float32), device=device, requires_grad=True)
+    y = x * 2
+    y.sigmoid_()  # SigmoidBackward0 saves y as its output
+    y.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation|version"):
+        y.sum().backward()

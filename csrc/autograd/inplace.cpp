@@ -1,6 +1,7 @@
 #include "autograd/inplace.h"
 
 #include "autograd/record.h"
+#include "autograd/rules.h"
 #include "core/errors.h"
 #include "core/ops.h"
 #include "core/ops_index.h"
@@ -131,16 +132,25 @@ TensorPtr inplace_unary(OpId op, const TensorPtr& self) {
   const std::string name = std::string(op_row(op).name) + "_";
   check_inplace_target(name.c_str(), *self);
   check_inplace(name.c_str(), self);
+  const bool same_dtype = op_row(op).dtype_rule == DTypeRule::Same || is_floating(self->dtype);
   if (!inplace_needs_graph(self, {})) {
     // The kernel reads each element before writing it: no copy, no second pass over memory.
-    const DTypeRule rule = op_row(op).dtype_rule;
-    if (rule == DTypeRule::Same || is_floating(self->dtype)) {
+    if (same_dtype) {
       run_op_into(op, {self}, OpArgs{}, self);
     } else {
       TensorPtr r = unary(op, self);  // its own dtype checks (an int input of a float-only op)
       check_result_fits(name.c_str(), r->dtype, self->dtype);
       copy_into(self, r);
     }
+    return self;
+  }
+  const GradRule* rule = op_row(op).grad;
+  if (same_dtype && !self->view_base && rule && !rule->recorded_by_op && !(rule->save_inputs & kSaveIn0)) {
+    // A rule that needs no input (relu, sigmoid, exp: the output or nothing): as torch, the kernel
+    // writes self, and the node takes self's old history as its input and saves self, after the
+    // write, as its output (a later write into self makes backward refuse it).
+    run_op_into(op, {self}, OpArgs{}, self);
+    record_op(op, {self}, OpArgs{}, self);
     return self;
   }
   // The rule may save its input: give it a copy of self's old value, which the write below keeps.
