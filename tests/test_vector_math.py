@@ -90,7 +90,7 @@ def test_tails_views_and_in_place_match_the_contiguous_loop(name):
     assert np.array_equal(fn(big).numpy().view(np.int32), want.view(np.int32))
     in_place = getattr(bm.tensor(x), name + "_", None)  # out == x: the loops read before they write
     if in_place is not None:
-        y = bm.tensor(x.copy())
+        y = bm.tensor(np.abs(x) if name == "log" else x.copy())  # OPS["log"] is log(|x|)
         getattr(y, name + "_")()
         assert np.array_equal(y.numpy().view(np.int32), want.view(np.int32))
 
