@@ -33,13 +33,13 @@ constexpr int64_t kDirectAhead = 8;  // how many k ahead the kernel prefetches i
 // j] * x[off[k] + pix(i)], the R pixels in two runs: pix(i) = S i for i < A, rs + S (i - A) after
 // (S a compile-time pixel step, or s where S is 0; A = R: one run). The second run is the next
 // row's: two short rows fill the registers together (7 pixels at a ResNet's last stage), and a
-// block of pixels may wrap from the end of one row to the start of the next, so a 14- or 7-wide
-// row costs no half-empty block on AVX2's 6 pixels. One pass over the filters for both runs.
+// block of pixels may wrap from the end of one row to the start of the next, so a 7-wide row needs
+// no 3-pixel block on AVX2 (6 accumulators wait on their own FMA latency). One pass over the
+// filters for both runs.
 template <int R, int S, int A>
 inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, const int32_t* off, int64_t K,
                          float* acc) {
   using V = DirectVec;
-  constexpr int per_row = A;
   const int64_t step = S ? S : s;
   if (K <= 0) {
     for (int i = 0; i < 2 * R * kDirectLanes; ++i) acc[i] = 0.0f;
@@ -56,12 +56,12 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
     // between pixels a whole row of channels apart), which the hardware prefetcher does not follow.
     if (k + kDirectAhead < K) {
       const float* f = x + off[k + kDirectAhead];
-      __builtin_prefetch(f), __builtin_prefetch(f + step * (per_row - 1));
+      __builtin_prefetch(f), __builtin_prefetch(f + step * (A - 1));
       if (A < R) __builtin_prefetch(f + rs), __builtin_prefetch(f + rs + step * (R - A - 1));
     }
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
-      const V b = vset1(V{}, i < per_row ? p[step * i] : p2[step * (i - per_row)]);
+      const V b = vset1(V{}, i < A ? p[step * i] : p2[step * (i - A)]);
       c0[i] = vfma(b, w0, c0[i]), c1[i] = vfma(b, w1, c1[i]);
     }
     w += kDirectChannels;

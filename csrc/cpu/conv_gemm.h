@@ -36,8 +36,8 @@ struct DirectRun {
 // the full groups' calls in `full`, the last group's (height % group rows, where not 0) in `last`.
 // Short rows go two to a call; rows at least a block wide are read as one run of pixels through
 // the group, each call wrapping at most once into the next row, with the group chosen for the
-// fewest calls (AVX2's 6-pixel blocks fill 14- and 7-wide rows with 3 and 6 rows to a group,
-// where one row at a time left a third and half of them empty).
+// fewest calls (AVX2's 6-pixel blocks fill 7-wide rows with 6 rows to a group, where one row at a
+// time made blocks of 4 and 3 pixels, too few accumulators to cover the FMA latency).
 struct DirectRows {
   int64_t group = 1, groups = 0;
   std::vector<DirectRun> full, last;
