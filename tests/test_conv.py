@@ -98,15 +98,17 @@ FAST = [
     ("panel_7x7_stem", (2, 3, 37, 35), 20, (7, 7), dict(stride=2, padding=3), False),
     ("panel_few_tiles_3x3", (1, 32, 7, 7), 16, (3, 3), dict(padding=1), True),  # < 16 tiles: not Winograd
     ("groups_blas", (1, 32, 10, 10), 32, (3, 3), dict(padding=1, groups=2), True),
-    # The direct path (24+ output channels, conv_direct.cpp; panel_1x1_stride2 takes it too, read in
-    # place): a stem (padded copy), unequal strides and paddings, dilation, stride 3 (the kernel's
-    # generic pixel step), a 1x1 read in place whose rows split into unequal pixel blocks, 5x5 and
-    # 3x3 stride 2 whose last block of output channels is partly past the end.
+    # The direct path (24+ output channels, conv_direct.cpp; 1x1 only on AVX-512 and the baseline,
+    # AVX2 gives 1x1 to the panel kernel: panel_1x1_stride2, direct_1x1 and direct_wrapped_1x1 take
+    # one or the other): a stem (padded copy), unequal strides and paddings, dilation, stride 3 (the
+    # kernel's generic pixel step), a 1x2 read in place whose rows split into unequal pixel blocks,
+    # 5x5 and 3x3 stride 2 whose last block of output channels is partly past the end.
     ("direct_7x7_stem", (2, 3, 41, 39), 32, (7, 7), dict(stride=2, padding=3), True),
     ("direct_stride_2x1", (1, 4, 9, 30), 24, (3, 5), dict(stride=(2, 1), padding=(1, 2)), True),
     ("direct_dilated", (1, 5, 12, 20), 28, (3, 3), dict(padding=1, dilation=(1, 2)), False),
     ("direct_stride3", (2, 3, 8, 50), 26, (2, 4), dict(stride=3, padding=(0, 1)), True),
     ("direct_1x1", (1, 8, 3, 50), 50, (1, 1), dict(), False),
+    ("direct_1x2", (1, 8, 3, 51), 50, (1, 2), dict(), False),
     ("direct_5x5", (1, 6, 7, 23), 48, (5, 5), dict(padding=2), True),
     ("direct_3x3_stride2", (2, 20, 11, 13), 50, (3, 3), dict(stride=2, padding=(0, 2)), True),
     # Output rows short enough to go two at a time (7 wide on AVX-512, 3 on AVX2), an odd last row.
@@ -117,6 +119,7 @@ FAST = [
     # (15 and 20 wide: 6-pixel blocks on AVX2, 14 on AVX-512), with a shorter last group.
     ("direct_wrapped_rows", (2, 12, 21, 30), 24, (3, 3), dict(stride=2, padding=1), True),
     ("direct_wrapped_1x1", (1, 8, 5, 20), 30, (1, 1), dict(), False),
+    ("direct_wrapped_2x1", (1, 8, 6, 20), 30, (2, 1), dict(), False),  # read in place, 20 wide
 ]
 
 

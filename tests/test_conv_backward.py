@@ -93,7 +93,8 @@ PANEL = [
 ]
 # With 24+ output channels (kx not dilated) the float32 weight gradient runs on the direct kernel
 # (conv_direct_backward.cpp): a partial last block of output channels, (kx, c) groups of unequal
-# sizes, a stem, several 1024-pixel blocks with one crossing images, 1x1 stride 2, dilation along H.
+# sizes, a stem, several 1024-pixel blocks with one crossing images, rows no tap reads (1x2 stride 2;
+# 1x1 stride 2 too, except on AVX2, which gives 1x1 to the panel kernel), dilation along H.
 # With 24+ input channels the input gradient does, one stride phase at a time: stride 2, phases no
 # tap reaches (stride 3 over a 2x2 kernel, dilation 2 with stride 2, 1x1 stride 2) whose pixels get
 # zeros, a partial last block of input channels, unequal strides with dilation along W.
@@ -107,6 +108,7 @@ DIRECT = [
     ("direct_stem", (1, 3, 29, 27), 32, (7, 7), dict(stride=2, padding=3)),
     ("direct_blocks", (2, 5, 41, 37), 24, (3, 3), dict(padding=1)),
     ("direct_1x1_s2", (5, 9, 12, 12), 26, (1, 1), dict(stride=2)),
+    ("direct_1x2_s2", (5, 9, 12, 12), 26, (1, 2), dict(stride=2)),
     ("direct_dilated_h", (1, 6, 17, 19), 30, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
     ("direct_input_wrapped", (2, 24, 29, 31), 6, (3, 3), dict(stride=2, padding=1)),  # phase rows 15, 16 wide
 ]

@@ -66,6 +66,7 @@ void channels_last_padded_row(const float* src, int64_t xcs, int64_t xws, int64_
 
 bool direct_weight_grad_applies(const Geom& g) {
   if (g.G != 1 || g.dw != 1 || g.C == 0 || !direct_fills_channel_blocks(g.O)) return false;
+  if (g.KH == 1 && g.KW == 1 && !winograd_kernels().direct_pointwise) return false;  // AVX2: kDirectPointwise
   return g.N * direct_padded_rows(g) * padded_cols(g) * g.C < (int64_t(1) << 31);  // 32-bit pixel offsets
 }
 

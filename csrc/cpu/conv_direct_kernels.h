@@ -27,6 +27,12 @@ using DirectVec = __m256;
 constexpr int kDirectLanes = int(sizeof(DirectVec) / sizeof(float));
 constexpr int kDirectChannels = 2 * kDirectLanes;                   // output channels per block
 constexpr int kDirectPixels = sizeof(DirectVec) == 64 ? 14 : 6;      // 2 R accumulators + 3 registers
+// Whether 1x1 convolutions take this kernel (forward and weight gradient). A 1x1 tap reads each
+// input channel's plane once: AVX2's 6 x 16 block does 12 FMAs per cache line of a new plane, and
+// the panel kernel on packed columns was faster (AMD Zen 3, batch 8, ResNet's 1x1 stride-2 layers:
+// forward 1.3-1.6x, weight gradient 1.3-1.8x; on an Intel Xeon with BESSEMER_CPU_ISA=avx2 the two
+// were even). AVX-512's 14 x 32 block does 28 and beat the panel kernel there by 1.1-1.4x.
+constexpr bool kDirectPointwise = sizeof(DirectVec) == 64;
 constexpr int64_t kDirectAhead = 8;  // how many k ahead the kernel prefetches its broadcasts
 
 // acc[i * kDirectChannels + j] (i < R, j < kDirectChannels) = sum over k of w[k * kDirectChannels +
@@ -70,6 +76,7 @@ inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, 
 }
 #else
 constexpr int kDirectChannels = 16, kDirectPixels = 8;
+constexpr bool kDirectPointwise = true;  // the baseline panel kernel was 3x slower on 1x1 convolutions
 
 template <int R, int S, int A>
 inline void direct_block(const float* w, const float* x, int64_t s, int64_t rs, const int32_t* off, int64_t K,

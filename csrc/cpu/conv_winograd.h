@@ -42,6 +42,9 @@ struct WinogradKernels {
   void (*direct_pixels)(const float* w, const float* x, int64_t s, int64_t rs, int split, const int32_t* off,
                         int64_t K, int R, float* acc);
   int direct_channels, direct_pixels_max;
+  // Whether 1x1 convolutions take the direct kernel (forward, weight gradient) or the panel kernel
+  // (measured per instruction set: conv_direct_kernels.h).
+  bool direct_pointwise;
   // dst[x * C + c] = src[c * cs + x] for x < n, c < C (conv_direct_kernels.h).
   void (*channels_last_rows)(const float* src, int64_t cs, int64_t C, int64_t n, float* dst);
   // out[j * cs + i] = acc[i * cb + j] (+ bias[j]) for i < R, j < channels: a direct kernel's row of

@@ -379,8 +379,8 @@ namespace bm::cpu::BM_WINO_NS {
 inline const WinogradKernels& kernels() {
   static const WinogradKernels k{weight_run,     input_run,           output_run,    panel_product,
                                  panel_product2, panel_product_rows2, direct_pixels, kDirectChannels,
-                                 kDirectPixels,  channels_last_rows,  direct_store_row,  wgrad_input_tiles,
-                                 wgrad_grad_tiles};
+                                 kDirectPixels,  kDirectPointwise,    channels_last_rows, direct_store_row,
+                                 wgrad_input_tiles, wgrad_grad_tiles};
   return k;
 }
 
