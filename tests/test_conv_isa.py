@@ -21,8 +21,9 @@ import bessemer as bm
 
 # (input shape, weight shape, stride, padding): Winograd (3x3, stride 1, >= 16 channels) with 6,
 # 2, 11 and 1 column panels (a lone panel runs two row panels at a time, 5 row panels leave one);
-# the panel kernel (stride 2, a 7x7 stem) with few output channels; the direct kernel (24+ output
-# channels: 1x1 read in place, a 7x7 stride-2 stem, 5x5 stride 1 and 3x3 stride 2 with a partial
+# the panel kernel (stride 2, a 7x7 stem) with few output channels; 1x1 (the direct kernel on
+# AVX-512, read in place, and the panel kernel on AVX2: the same bits); the direct kernel (24+ output
+# channels: a 7x7 stride-2 stem, 5x5 stride 1 and 3x3 stride 2 with a partial
 # last block of channels, pixel blocks of unequal sizes, output rows two at a time, blocks wrapping
 # into the next row); the Winograd
 # weight gradient (32+ channels each way) with padded input channels and a partial channel block.
