@@ -69,6 +69,8 @@ bool direct_fills_channel_blocks(int64_t channels) {
   return channels > 0 && 4 * channels >= 3 * blocks * cb;
 }
 
+bool direct_takes_filter(const Geom& g) { return g.KH != 1 || g.KW != 1 || winograd_kernels().direct_pointwise; }
+
 std::vector<int64_t> direct_runs(int64_t n) {
   const int64_t most = winograd_kernels().direct_pixels_max, parts = (n + most - 1) / most;
   std::vector<int64_t> starts(static_cast<size_t>(parts + 1));
@@ -117,8 +119,9 @@ int64_t direct_padded_rows(const Geom& g) { return (g.OH - 1) * g.sh + (g.KH - 1
 
 bool direct_applies(const Geom& g) {
   // Output channels in the kernel's vectors; the input read along rows at unit stride.
-  if (g.G != 1 || g.C == 0 || (g.W > 1 && g.xs[3] != 1) || !direct_fills_channel_blocks(g.O)) return false;
-  if (g.KH == 1 && g.KW == 1 && !winograd_kernels().direct_pointwise) return false;  // AVX2: kDirectPointwise
+  if (g.G != 1 || g.C == 0 || (g.W > 1 && g.xs[3] != 1) || !direct_fills_channel_blocks(g.O) ||
+      !direct_takes_filter(g))
+    return false;
   // The kernel's tap offsets are 32-bit: the last element read, from its image's first.
   const bool padded = g.ph != 0 || g.pw != 0;
   const int64_t last = padded ? g.C * direct_padded_rows(g) * DirectInput::padded_cols(g)

@@ -65,8 +65,7 @@ void channels_last_padded_row(const float* src, int64_t xcs, int64_t xws, int64_
 }
 
 bool direct_weight_grad_applies(const Geom& g) {
-  if (g.G != 1 || g.dw != 1 || g.C == 0 || !direct_fills_channel_blocks(g.O)) return false;
-  if (g.KH == 1 && g.KW == 1 && !winograd_kernels().direct_pointwise) return false;  // AVX2: kDirectPointwise
+  if (g.G != 1 || g.dw != 1 || g.C == 0 || !direct_fills_channel_blocks(g.O) || !direct_takes_filter(g)) return false;
   return g.N * direct_padded_rows(g) * padded_cols(g) * g.C < (int64_t(1) << 31);  // 32-bit pixel offsets
 }
 
@@ -153,13 +152,13 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
       float part[kDirectMaxBlock];
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
-        const int64_t j0 = jstart[size_t(jg)], n = (jstart[size_t(jg) + 1] - j0) * cb;
+        const int64_t j0 = jstart[size_t(jg)];
         const int len = int(jstart[size_t(jg) + 1] - j0);
         float* a = acc.p + t * R * cb;
         k.direct_pixels(gp.p + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, 0, len, off.data() + d0, dn, len,
                         d0 == 0 ? a : part);
         if (d0 > 0)
-          for (int64_t i = 0; i < n; ++i) a[i] += part[i];
+          for (int64_t i = 0; i < len * cb; ++i) a[i] += part[i];
       }
     });
   }

@@ -19,6 +19,9 @@ struct Block;
 // quarters of the kernel's channel blocks (32 on AVX-512, 16 on AVX2): else the panel path wastes
 // less.
 bool direct_fills_channel_blocks(int64_t channels);
+// Whether the forward and weight-gradient direct kernels take this filter size: 1x1 only where
+// the instruction set's kernel was measured faster than the panel kernel on it (kDirectPointwise).
+bool direct_takes_filter(const conv_impl::Geom& g);
 // [0, n) cut into runs of at most direct_pixels_max, as equal as possible: run i is
 // [starts[i], starts[i + 1]) (no runs for n = 0).
 std::vector<int64_t> direct_runs(int64_t n);
