@@ -94,43 +94,6 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   const std::vector<int64_t> jstart = direct_runs(C);
   const int64_t JG = int64_t(jstart.size()) - 1, R = k.direct_pixels_max, tasks = OB * JG;
   Scratch<float> acc(tasks * kXi * R * cb);
-  // grad_g[o][c] = G^T W G for the entries of q, 16 output channels side by side, from its 16 W
-  // stored together: (o, c) by (o, c), each of the 16 reads took a line for one float (3.6 of a 12
-  // ms 512 -> 512 gradient on a 512 KiB L2).
-  auto finish = [&](int64_t q) {
-    const int64_t ob = q / JG, jg = q % JG, c0 = jstart[size_t(jg)], len = jstart[size_t(jg) + 1] - c0;
-    const float* a = acc.p + q * kXi * R * cb;
-    constexpr int64_t kLanes = 16;  // cb is a multiple
-    for (int64_t j0 = 0; j0 < cb && ob * cb + j0 < O; j0 += kLanes) {
-      const int64_t lanes = std::min(kLanes, O - ob * cb - j0);
-      for (int64_t i = 0; i < len; ++i) {
-        float w[4][4][kLanes];
-        for (int64_t xi = 0; xi < kXi; ++xi)
-          for (int64_t l = 0; l < kLanes; ++l) w[xi / 4][xi % 4][l] = a[(xi * R + i) * cb + j0 + l];
-        float qq[3][4][kLanes];  // q = G^T w along the rows
-        for (int s = 0; s < 4; ++s)
-          for (int64_t l = 0; l < kLanes; ++l) {
-            const float h = 0.5f * (w[1][s][l] + w[2][s][l]);
-            qq[0][s][l] = w[0][s][l] + h;
-            qq[1][s][l] = 0.5f * (w[1][s][l] - w[2][s][l]);
-            qq[2][s][l] = h + w[3][s][l];
-          }
-        float r[kLanes][9];  // q G along the columns, output channel by output channel
-        for (int e = 0; e < 3; ++e)
-          for (int64_t l = 0; l < kLanes; ++l) {
-            const float h = 0.5f * (qq[e][1][l] + qq[e][2][l]);
-            r[l][e * 3] = qq[e][0][l] + h;
-            r[l][e * 3 + 1] = 0.5f * (qq[e][1][l] - qq[e][2][l]);
-            r[l][e * 3 + 2] = h + qq[e][3][l];
-          }
-        for (int64_t l = 0; l < lanes; ++l) std::copy(r[l], r[l] + 9, gw + ((ob * cb + j0 + l) * C + c0 + i) * 9);
-      }
-    }
-  };
-  if (T == 0) {  // no tiles: every sum is empty
-    std::fill(gw, gw + O * C * 9, 0.0f);
-    return;
-  }
   std::vector<TileRun> runs;
   for (int64_t t0 = 0; t0 < T; t0 += TB) {
     const int64_t nb = std::min(T, t0 + TB) - t0;
@@ -160,9 +123,41 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
       }
     });
   }
-  // (Fused into the products' tasks, on runs of jg after the last block, it was 1.05-1.15x slower.)
+  // grad_g[o][c] = G^T W G for the entries of q, 16 output channels side by side, from its 16 W
+  // stored together: (o, c) by (o, c), each of the 16 reads took a line for one float (3.6 of a 12
+  // ms 512 -> 512 gradient on a 512 KiB L2). (Fused into the products' tasks, on runs of jg after
+  // the last block, it was 1.05-1.15x slower.)
   parallel_for(0, tasks, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) finish(q);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t ob = q / JG, jg = q % JG, c0 = jstart[size_t(jg)], len = jstart[size_t(jg) + 1] - c0;
+      const float* a = acc.p + q * kXi * R * cb;
+      constexpr int64_t kLanes = 16;  // cb is a multiple
+      for (int64_t j0 = 0; j0 < cb && ob * cb + j0 < O; j0 += kLanes) {
+        const int64_t lanes = std::min(kLanes, O - ob * cb - j0);
+        for (int64_t i = 0; i < len; ++i) {
+          float w[4][4][kLanes];
+          for (int64_t xi = 0; xi < kXi; ++xi)
+            for (int64_t l = 0; l < kLanes; ++l) w[xi / 4][xi % 4][l] = a[(xi * R + i) * cb + j0 + l];
+          float qq[3][4][kLanes];  // q = G^T w along the rows
+          for (int s = 0; s < 4; ++s)
+            for (int64_t l = 0; l < kLanes; ++l) {
+              const float h = 0.5f * (w[1][s][l] + w[2][s][l]);
+              qq[0][s][l] = w[0][s][l] + h;
+              qq[1][s][l] = 0.5f * (w[1][s][l] - w[2][s][l]);
+              qq[2][s][l] = h + w[3][s][l];
+            }
+          float r[kLanes][9];  // q G along the columns, output channel by output channel
+          for (int e = 0; e < 3; ++e)
+            for (int64_t l = 0; l < kLanes; ++l) {
+              const float h = 0.5f * (qq[e][1][l] + qq[e][2][l]);
+              r[l][e * 3] = qq[e][0][l] + h;
+              r[l][e * 3 + 1] = 0.5f * (qq[e][1][l] - qq[e][2][l]);
+              r[l][e * 3 + 2] = h + qq[e][3][l];
+            }
+          for (int64_t l = 0; l < lanes; ++l) std::copy(r[l], r[l] + 9, gw + ((ob * cb + j0 + l) * C + c0 + i) * 9);
+        }
+      }
+    }
   });
 }
 
