@@ -120,6 +120,9 @@ FAST = [
     ("direct_wrapped_rows", (2, 12, 21, 30), 24, (3, 3), dict(stride=2, padding=1), True),
     ("direct_wrapped_1x1", (1, 8, 5, 20), 30, (1, 1), dict(), False),
     ("direct_wrapped_2x1", (1, 8, 6, 20), 30, (2, 1), dict(), False),  # read in place, 20 wide
+    # The batch's output rows stacked: 3 images of 7 rows, a call's second run the next image's
+    # first row, the 21st row alone.
+    ("direct_rows_across_images", (3, 16, 13, 13), 32, (3, 3), dict(stride=2, padding=1), True),
 ]
 
 
@@ -161,7 +164,8 @@ def test_conv2d_fast_paths_match_torch(combo, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS[1:])
-@pytest.mark.parametrize("combo", [FAST[0], FAST[3], FAST[5], FAST[7], FAST[11], FAST[12]], ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", [FAST[0], FAST[3], FAST[5], FAST[7], FAST[11], FAST[12], FAST[-1]],
+                         ids=lambda c: c[0])
 def test_conv2d_fast_paths_layouts(combo, layout, device):
     _run(combo, device, bm.float32, layout)
 

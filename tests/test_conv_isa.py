@@ -25,7 +25,7 @@ import bessemer as bm
 # AVX-512, read in place, and the panel kernel on AVX2: the same bits); the direct kernel (24+ output
 # channels: a 7x7 stride-2 stem, 5x5 stride 1 and 3x3 stride 2 with a partial
 # last block of channels, pixel blocks of unequal sizes, output rows two at a time, blocks wrapping
-# into the next row); the Winograd
+# into the next row, rows stacked across 3 images); the Winograd
 # weight gradient (32+ channels each way) with padded input channels and a partial channel block.
 SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3), 1, 1),
           ((3, 17, 10, 21), (19, 17, 3, 3), 1, 1), ((1, 16, 7, 7), (26, 16, 3, 3), 1, 1),
@@ -34,7 +34,8 @@ SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3
           ((2, 3, 41, 39), (32, 3, 7, 7), 2, 3), ((1, 6, 7, 23), (48, 6, 5, 5), 1, 2),
           ((2, 20, 11, 13), (50, 20, 3, 3), 2, 1), ((1, 5, 17, 15), (13, 5, 3, 3), 2, 1),
           ((2, 20, 13, 13), (40, 20, 3, 3), 2, 1), ((1, 16, 9, 6), (24, 16, 3, 3), 2, 0),
-          ((2, 35, 9, 11), (50, 35, 3, 3), 1, 1), ((2, 12, 21, 30), (24, 12, 3, 3), 2, 1)]
+          ((2, 35, 9, 11), (50, 35, 3, 3), 1, 1), ((2, 12, 21, 30), (24, 12, 3, 3), 2, 1),
+          ((3, 16, 13, 13), (32, 16, 3, 3), 2, 1)]
 
 _CHILD = r"""
 import json, sys
