@@ -26,8 +26,8 @@ bool direct_takes_filter(const conv_impl::Geom& g);
 // [starts[i], starts[i + 1]) (no runs for n = 0).
 std::vector<int64_t> direct_runs(int64_t n);
 // Floats of one direct kernel call's outputs (at most 14 pixels x 32 channels, on AVX-512), with
-// room for direct_store_row's 8 x 8 turns, which read whole groups of 8 pixels from where a block's
-// second run starts (up to 13 + 16 pixels).
+// room for direct_store_row's turns, which read whole groups of 16 pixels (AVX-512) or 8 (AVX2)
+// from where a block's second run starts (up to 13 + 16 pixels).
 constexpr int kDirectMaxBlock = 1024;
 // One direct kernel call over a group of output rows `width` pixels wide: `split` pixels from
 // (row, x0) of the group, then R - split from the start of row + 1 (split = R: one row).
