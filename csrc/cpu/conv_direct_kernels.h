@@ -183,6 +183,19 @@ inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t 
   }
 }
 
+#if defined(__AVX2__)
+// d[i] = v[i] for i < n (n < 8) in at most three stores of 4, 2 and 1 floats: AVX2's masked store
+// is slow on AMD's cores, and AVX2's 6-pixel blocks end every row of outputs in one (Zen 4, the
+// AVX2 copy at batch 8: the 7x7 stem 13% faster, 3x3 stride 2 1-2.5%; on an Intel Xeon the two
+// were within that machine's noise, mins 1-4% either way).
+inline void store_first_lanes(float* d, __m256 v, int n) {
+  __m128 x = _mm256_castps256_ps128(v);
+  if (n >= 4) _mm_storeu_ps(d, x), x = _mm256_extractf128_ps(v, 1), d += 4, n -= 4;
+  if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(d), x), x = _mm_movehl_ps(x, x), d += 2, n -= 2;
+  if (n >= 1) _mm_store_ss(d, x);
+}
+#endif
+
 // out[j * cs + i] = acc[i * cb + j] + (bias ? bias[j] : 0) for i < R, j < channels: one row of a
 // direct kernel's outputs (R pixels x cb channels, pixel by pixel) into R adjacent pixels of each
 // of `channels` output planes cs floats apart. AVX-512 turns 16 x 16 blocks in registers, AVX2
@@ -193,8 +206,8 @@ inline void direct_store_row(const float* acc, int R, int64_t channels, int64_t 
   int64_t j0 = 0;
 #if defined(__AVX512F__)
   // 16 x 16 blocks, the R pixels of each channel one store with a lane mask. (Per 8 x 8 block, the
-  // 256-bit loads of the kernel's 512-bit stores and AVX2's masked stores, slow on AMD's cores,
-  // cost 5% of a 3x3 stride-2 conv on Zen 4.)
+  // 256-bit loads of the kernel's 512-bit stores and the stores of each row's tail cost 1-4% of
+  // a 3x3 stride-2 conv and 6-17% of a 1x1 on Zen 4.)
   for (; j0 + 16 <= channels; j0 += 16) {
     for (int i0 = 0; i0 < R; i0 += 16) {
       __m512 v[16];
@@ -214,12 +227,11 @@ inline void direct_store_row(const float* acc, int R, int64_t channels, int64_t 
       __m256 v[8];
       for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(acc + (i0 + i) * cb + j0);
       transpose8x8(v);  // v[j]: channel j0 + j's 8 pixels
-      const __m256i mask = lane_mask(std::min(8, R - i0));
       for (int j = 0; j < 8; ++j) {
         if (bias) v[j] = _mm256_add_ps(v[j], _mm256_set1_ps(bias[j0 + j]));
         float* d = out + (j0 + j) * cs + i0;
         if (i0 + 8 <= R) _mm256_storeu_ps(d, v[j]);
-        else _mm256_maskstore_ps(d, mask, v[j]);
+        else store_first_lanes(d, v[j], R - i0);
       }
     }
   }
