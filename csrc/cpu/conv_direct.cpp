@@ -147,8 +147,8 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
   // The batch's output rows stacked image after image, so a call's second run may be the next
   // image's first row: a 7x7 output's last row no longer goes alone into AVX-512's 14-pixel block
   // (8 images: 28 calls, not 24 + 8 half-empty ones), and AVX2's 6-pixel blocks wrap through the
-  // stack (66 calls, not 72). 2-4% on ResNet's 7x7 stride-2 convs, batch 8, on both machines:
-  // a half-empty block runs at over half a full one's cost, not a full one's.
+  // stack (66 calls, not 72). 2-4% on ResNet's stride-2 convs with 7x7 outputs, batch 8, on AMD and
+  // Intel: a half-empty block costs over half a full one, not a whole one.
   const DirectRows rows = direct_rows(g.OW, g.N * g.OH);
   const int64_t RG = rows.groups;
   // Tasks (block, ob, group) with about one image's groups to a block: consecutive tasks share
@@ -164,7 +164,7 @@ void conv2d_direct(const float* x, const Geom& g, const float* wm, const float* 
       float* d = out + r / g.OH * os[0] + ob * cb * os[1] + r % g.OH * os[2] + ox0 * os[3];
       const float* bb = bias ? bias + ob * cb : nullptr;
       const int64_t channels = std::min(cb, O - ob * cb);
-      if (os[3] == 1) return k.direct_store_row(a, int(width), channels, cb, bb, d, os[1]);  // turned 8 x 8
+      if (os[3] == 1) return k.direct_store_row(a, int(width), channels, cb, bb, d, os[1]);  // turned in registers
       for (int64_t j = 0; j < channels; ++j)
         for (int64_t i = 0; i < width; ++i) d[j * os[1] + i * os[3]] = a[i * cb + j] + (bb ? bb[j] : 0.0f);
     };
