@@ -183,16 +183,45 @@ inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t 
   }
 }
 
-#if defined(__AVX2__)
-// d[i] = v[i] for i < n (n < 8) in at most three stores of 4, 2 and 1 floats: AVX2's masked store
-// is slow on AMD's cores, and AVX2's 6-pixel blocks end every row of outputs in one (Zen 4, the
-// AVX2 copy at batch 8: the 7x7 stem 13% faster, 3x3 stride 2 1-2.5%; on an Intel Xeon the two
-// were within that machine's noise, mins 1-4% either way).
-inline void store_first_lanes(float* d, __m256 v, int n) {
+#if defined(__AVX2__) && defined(__FMA__)
+// d[i] = v[i] for i < n: the first n lanes of one vector. AVX2 writes a part as at most three
+// stores of 4, 2 and 1 floats: its masked store is slow on AMD's cores, and AVX2's 6-pixel blocks
+// end every row of outputs in one (Zen 4, the AVX2 copy at batch 8: the 7x7 stem 13% faster, 3x3
+// stride 2 1-2.5%; on an Intel Xeon the two were within that machine's noise, mins 1-4% either
+// way). AVX-512 stores with a lane mask.
+inline void store_lanes(float* d, __m256 v, int n) {
+  if (n >= 8) return _mm256_storeu_ps(d, v);
   __m128 x = _mm256_castps256_ps128(v);
   if (n >= 4) _mm_storeu_ps(d, x), x = _mm256_extractf128_ps(v, 1), d += 4, n -= 4;
   if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(d), x), x = _mm_movehl_ps(x, x), d += 2, n -= 2;
   if (n >= 1) _mm_store_ss(d, x);
+}
+inline void turn(__m256 r[8]) { transpose8x8(r); }
+#endif
+#if defined(__AVX512F__)
+inline void store_lanes(float* d, __m512 v, int n) { _mm512_mask_storeu_ps(d, __mmask16((1u << std::min(16, n)) - 1), v); }
+inline void turn(__m512 r[16]) { transpose16x16(r); }
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
+// direct_store_row's blocks of L = lanes-of-V channels from j0 on, as long as whole blocks remain:
+// L x L blocks of acc turned in registers (v[j]: channel j0 + j's L pixels), then R - i0 (at most
+// L) pixels of each channel stored. Moves j0 past the channels done.
+template <typename V>
+inline void store_turned_blocks(const float* acc, int R, int64_t channels, int64_t cb, const float* bias, float* out,
+                                int64_t cs, int64_t& j0) {
+  constexpr int L = int(sizeof(V) / sizeof(float));
+  for (; j0 + L <= channels; j0 += L) {
+    for (int i0 = 0; i0 < R; i0 += L) {
+      V v[L];
+      for (int i = 0; i < L; ++i) v[i] = vload(V{}, acc + (i0 + i) * cb + j0);
+      turn(v);
+      for (int j = 0; j < L; ++j) {
+        if (bias) v[j] = v[j] + vset1(V{}, bias[j0 + j]);
+        store_lanes(out + (j0 + j) * cs + i0, v[j], R - i0);
+      }
+    }
+  }
 }
 #endif
 
@@ -200,41 +229,17 @@ inline void store_first_lanes(float* d, __m256 v, int n) {
 // direct kernel's outputs (R pixels x cb channels, pixel by pixel) into R adjacent pixels of each
 // of `channels` output planes cs floats apart. AVX-512 turns 16 x 16 blocks in registers, AVX2
 // 8 x 8 ones (the 16 or 8 rows read may run past R, inside acc's kDirectMaxBlock floats; the
-// stores stop at R). The same sums as the scalar loop: the same bits.
+// stores stop at R). The same sums as the scalar loop: the same bits. (Per 8 x 8 block on
+// AVX-512, the 256-bit loads of the kernel's 512-bit stores and the stores of each row's tail cost
+// 1-4% of a 3x3 stride-2 conv and 6-17% of a 1x1 on Zen 4.)
 inline void direct_store_row(const float* acc, int R, int64_t channels, int64_t cb, const float* bias, float* out,
                              int64_t cs) {
   int64_t j0 = 0;
 #if defined(__AVX512F__)
-  // 16 x 16 blocks, the R pixels of each channel one store with a lane mask. (Per 8 x 8 block, the
-  // 256-bit loads of the kernel's 512-bit stores and the stores of each row's tail cost 1-4% of
-  // a 3x3 stride-2 conv and 6-17% of a 1x1 on Zen 4.)
-  for (; j0 + 16 <= channels; j0 += 16) {
-    for (int i0 = 0; i0 < R; i0 += 16) {
-      __m512 v[16];
-      for (int i = 0; i < 16; ++i) v[i] = _mm512_loadu_ps(acc + (i0 + i) * cb + j0);
-      transpose16x16(v);  // v[j]: channel j0 + j's 16 pixels
-      const __mmask16 mask = __mmask16((1u << std::min(16, R - i0)) - 1);
-      for (int j = 0; j < 16; ++j) {
-        if (bias) v[j] = _mm512_add_ps(v[j], _mm512_set1_ps(bias[j0 + j]));
-        _mm512_mask_storeu_ps(out + (j0 + j) * cs + i0, mask, v[j]);
-      }
-    }
-  }
+  store_turned_blocks<__m512>(acc, R, channels, cb, bias, out, cs, j0);
 #endif
-#if defined(__AVX2__)
-  for (; j0 + 8 <= channels; j0 += 8) {
-    for (int i0 = 0; i0 < R; i0 += 8) {
-      __m256 v[8];
-      for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(acc + (i0 + i) * cb + j0);
-      transpose8x8(v);  // v[j]: channel j0 + j's 8 pixels
-      for (int j = 0; j < 8; ++j) {
-        if (bias) v[j] = _mm256_add_ps(v[j], _mm256_set1_ps(bias[j0 + j]));
-        float* d = out + (j0 + j) * cs + i0;
-        if (i0 + 8 <= R) _mm256_storeu_ps(d, v[j]);
-        else store_first_lanes(d, v[j], R - i0);
-      }
-    }
-  }
+#if defined(__AVX2__) && defined(__FMA__)
+  store_turned_blocks<__m256>(acc, R, channels, cb, bias, out, cs, j0);  // the channels left
 #endif
   for (; j0 < channels; ++j0) {
     const float b = bias ? bias[j0] : 0.0f;
