@@ -120,6 +120,9 @@ FAST = [
     ("direct_wrapped_rows", (2, 12, 21, 30), 24, (3, 3), dict(stride=2, padding=1), True),
     ("direct_wrapped_1x1", (1, 8, 5, 20), 30, (1, 1), dict(), False),
     ("direct_wrapped_2x1", (1, 8, 6, 20), 30, (2, 1), dict(), False),  # read in place, 20 wide
+    # One-row outputs 15 wide: a group of rows (one block of tasks) spans up to 14 images, each
+    # padded into a slot of the thread's own (conv_direct.cpp's DirectImages).
+    ("direct_images_per_block", (16, 8, 2, 30), 32, (3, 3), dict(stride=2, padding=1), True),
     # The batch's output rows stacked: 3 images of 7 rows, a call's second run the next image's
     # first row, the 21st row alone.
     ("direct_rows_across_images", (3, 16, 13, 13), 32, (3, 3), dict(stride=2, padding=1), True),
