@@ -50,24 +50,22 @@ struct DirectInput {
     Hp = direct_padded_rows(g), Wp = padded_cols(g);
     s[2] = Wp, s[1] = Hp * Wp, s[0] = g.C * Hp * Wp;
     valid_range(Wp, g.W, 1, g.pw, 0, &lo, &hi);
-    hi = std::max(lo, hi);
   }
 
-  // Image n's padded copy into d: plain loops along each plane's rows (a row is a few dozen
-  // floats; a division per row or a memmove call per row cost as much as its data).
-  void copy_image(int64_t n, float* d) const {
+  // Image n's padded copy into d, plane by plane (no division per row: a row is a few dozen
+  // floats). The padding's zeros sit at the same places for every image: they are written only
+  // where d has not held an image before (`zeros`), and later images copy just their data.
+  void copy_image(int64_t n, float* d, bool zeros) const {
     for (int64_t c = 0; c < g.C; ++c) {
-      const float* xc = x + n * g.xs[0] + c * g.xs[1] + (lo - g.pw);
       for (int64_t yy = 0; yy < Hp; ++yy, d += Wp) {
         const int64_t y = yy - g.ph;
         if (y < 0 || y >= g.H) {
-          for (int64_t i = 0; i < Wp; ++i) d[i] = 0.0f;
+          if (zeros) std::fill(d, d + Wp, 0.0f);
           continue;
         }
-        const float* src = xc + y * g.xs[2];
-        for (int64_t i = 0; i < lo; ++i) d[i] = 0.0f;
+        if (zeros) std::fill(d, d + lo, 0.0f), std::fill(d + hi, d + Wp, 0.0f);
+        const float* src = x + n * g.xs[0] + c * g.xs[1] + y * g.xs[2] + (lo - g.pw);
         for (int64_t i = lo; i < hi; ++i) d[i] = src[i - lo];
-        for (int64_t i = hi; i < Wp; ++i) d[i] = 0.0f;
       }
     }
   }
@@ -85,8 +83,9 @@ class DirectImages {
   }
   const float* image(int64_t n) {
     if (!in_.padded) return in_.x + n * in_.s[0];
-    float* d = buf_->p + n % slots_ * in_.s[0];
-    if (tags_[size_t(n % slots_)] != n) in_.copy_image(n, d), tags_[size_t(n % slots_)] = n;
+    const size_t slot = size_t(n % slots_);
+    float* d = buf_->p + int64_t(slot) * in_.s[0];
+    if (tags_[slot] != n) in_.copy_image(n, d, tags_[slot] < 0), tags_[slot] = n;
     return d;
   }
 
