@@ -169,6 +169,8 @@ thread_local bool in_parallel = false;
 
 }  // namespace
 
+void cpu_pause() { cpu_relax(); }
+
 int num_threads() { return pool().size(); }
 void set_num_threads(int n) { pool().resize(std::max(1, n)); }
 

@@ -66,15 +66,17 @@ struct StagedGrad {
   }
 };
 
-// A zeroed accumulator for the result in A, contiguous: the output itself when it is contiguous
-// in the compute type, else scratch that store() rounds into the output's dtype and strides.
+// An accumulator for the result in A, contiguous: the output itself when it is contiguous in the
+// compute type, else scratch that store() rounds into the output's dtype and strides. Zeroed,
+// unless the kernel writes every element itself (`overwritten`: a weight gradient of 4.7 MB,
+// ResNet's layer4.0, spent 5% of its time on a fill nobody read).
 template <typename T, typename A>
 struct Accumulator {
   Tensor& out;
   std::unique_ptr<Scratch<A>> buf;
   A* p;
 
-  explicit Accumulator(Tensor& o) : out(o) {
+  explicit Accumulator(Tensor& o, bool overwritten = false) : out(o) {
     const int64_t n = o.numel();
     if (std::is_same_v<T, A> && o.is_contiguous()) {
       p = reinterpret_cast<A*>(o.data<T>());
@@ -82,7 +84,7 @@ struct Accumulator {
       buf = std::make_unique<Scratch<A>>(n);
       p = buf->p;
     }
-    parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, A(0)); });
+    if (!overwritten) parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, A(0)); });
   }
   void store() {
     if (!buf) return;
@@ -252,20 +254,21 @@ void backward_weight(const KernelCall& call) {
   const A* x = xin.p;
   const Geom g = geometry(xt.shape, xin.strides, out.shape, go.shape[2], go.shape[3], *call.args);
   if constexpr (std::is_same_v<T, float>) {
+    // These three kernels write every element of the gradient: no zeros first.
     if (winograd_weight_grad_applies(g)) {  // 3x3 stride 1 (conv_winograd_backward.cpp)
-      Accumulator<T, A> acc(out);
+      Accumulator<T, A> acc(out, /*overwritten=*/true);
       conv2d_backward_weight_winograd(x, g, go.data<float>(), go.strides.data(), acc.p);
       acc.store();
       return;
     }
     if (direct_weight_grad_applies(g)) {  // the direct kernel (conv_direct_backward.cpp)
-      Accumulator<T, A> acc(out);
+      Accumulator<T, A> acc(out, /*overwritten=*/true);
       conv2d_backward_weight_direct(x, g, go.data<float>(), go.strides.data(), acc.p);
       acc.store();
       return;
     }
     if (panel_gemm_applies(g)) {  // our panel kernel, grad_output read in place (conv_gemm_backward.cpp)
-      Accumulator<T, A> acc(out);
+      Accumulator<T, A> acc(out, /*overwritten=*/true);
       conv2d_backward_weight_panel(x, g, go.data<float>(), go.strides.data(), acc.p);
       acc.store();
       return;

@@ -15,6 +15,7 @@
 // (weight_grad_pixel_blocks): the same bits as that path, whatever the thread count and
 // instruction set.
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "core/parallel.h"
@@ -110,57 +111,102 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   // Pixel blocks of about 1024 (a channel block's packed grad, 128 KiB, stays in L2), each a run
   // of the flattened pixels d = n P + p.
   const std::vector<Block> blocks = weight_grad_pixel_blocks(g);
+  const int64_t nblocks = int64_t(blocks.size());
   int64_t depth_max = 0;
   for (const Block& b : blocks) depth_max = std::max(depth_max, b.cols());
-  Scratch<float> gp(OB * depth_max * cb);  // grad of one pixel block: gp[(ob * depth + i) * cb + j]
-  for (const Block& blk : blocks) {
-    const int64_t d0 = blk.n0 * g.P + blk.p0, dn = blk.cols();
-    // 64 pixels of one channel block per task: the 8 KiB they fill stays in L1 while each of
-    // the block's channels writes its column (a partial block, or a grad_output strided along W).
-    const int64_t chunks = (dn + 63) / 64;
-    parallel_for(0, OB * chunks, std::max<int64_t>(1, 16 / cb), [&](int64_t q0, int64_t q1) {
-      for (int64_t q = q0; q < q1; ++q) {
-        const int64_t ob = q / chunks, i0 = q % chunks * 64, i1 = std::min(dn, i0 + 64);
-        if ((ob + 1) * cb <= O && gst[3] == 1) {  // a whole channel block: turned 8 x 8 at a time
-          for (int64_t d = d0 + i0, i = i0; i < i1;) {  // one output row's run at a time
-            const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
-            const int64_t len = std::min(g.OW - ox0, i1 - i);
-            k.channels_last_rows(go + n * gst[0] + ob * cb * gst[1] + oy * gst[2] + ox0, gst[1], cb, len,
-                                 gp.p + (ob * dn + i) * cb);
-            i += len, d += len;
-          }
+  const int64_t gp_floats = OB * depth_max * cb, tile_floats = R * cb;
+  // Block blk's grad packed into gp[(ob * depth + i) * cb + j], units q in [q0, q1) of 64 pixels of
+  // one channel block each: those 8 KiB stay in L1 while each of the block's channels writes its
+  // column (a partial block, or a grad_output strided along W).
+  auto chunks_of = [](const Block& blk) { return (blk.cols() + 63) / 64; };
+  auto pack = [&](const Block& blk, float* gp, int64_t q0, int64_t q1) {
+    const int64_t d0 = blk.n0 * g.P + blk.p0, dn = blk.cols(), chunks = chunks_of(blk);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t ob = q / chunks, i0 = q % chunks * 64, i1 = std::min(dn, i0 + 64);
+      if ((ob + 1) * cb <= O && gst[3] == 1) {  // a whole channel block: turned 8 x 8 at a time
+        for (int64_t d = d0 + i0, i = i0; i < i1;) {  // one output row's run at a time
+          const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
+          const int64_t len = std::min(g.OW - ox0, i1 - i);
+          k.channels_last_rows(go + n * gst[0] + ob * cb * gst[1] + oy * gst[2] + ox0, gst[1], cb, len,
+                               gp + (ob * dn + i) * cb);
+          i += len, d += len;
+        }
+        continue;
+      }
+      for (int64_t j = 0; j < cb; ++j) {
+        const int64_t o = ob * cb + j;
+        float* dst = gp + ob * dn * cb + j;
+        if (o >= O) {
+          for (int64_t i = i0; i < i1; ++i) dst[i * cb] = 0.0f;
           continue;
         }
-        for (int64_t j = 0; j < cb; ++j) {
-          const int64_t o = ob * cb + j;
-          float* dst = gp.p + ob * dn * cb + j;
-          if (o >= O) {
-            for (int64_t i = i0; i < i1; ++i) dst[i * cb] = 0.0f;
-            continue;
-          }
-          for (int64_t d = d0 + i0, i = i0; i < i1;) {  // one output row's run at a time
-            const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
-            const int64_t len = std::min(g.OW - ox0, i1 - i);
-            const float* s = go + n * gst[0] + o * gst[1] + oy * gst[2] + ox0 * gst[3];
-            for (int64_t e = 0; e < len; ++e, ++i) dst[i * cb] = s[e * gst[3]];
-            d += len;
-          }
+        for (int64_t d = d0 + i0, i = i0; i < i1;) {  // one output row's run at a time
+          const int64_t n = d / g.P, p = d % g.P, oy = p / g.OW, ox0 = p % g.OW;
+          const int64_t len = std::min(g.OW - ox0, i1 - i);
+          const float* src = go + n * gst[0] + o * gst[1] + oy * gst[2] + ox0 * gst[3];
+          for (int64_t e = 0; e < len; ++e, ++i) dst[i * cb] = src[e * gst[3]];
+          d += len;
         }
       }
-    });
-    parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
-      float part[kDirectMaxBlock];
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
-        const int64_t j0 = jstart[size_t(jg)];
-        const int len = int(jstart[size_t(jg) + 1] - j0);
-        float* a = acc.p + t * R * cb;
-        k.direct_pixels(gp.p + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, 0, len, off.data() + d0, dn, len,
-                        d0 == 0 ? a : part);
-        if (d0 > 0)
-          for (int64_t i = 0; i < len * cb; ++i) a[i] += part[i];
+    }
+  };
+  // Tile t's sums over block blk's pixels into a (len cb floats).
+  auto tile = [&](const Block& blk, const float* gp, int64_t t, float* a) {
+    const int64_t ob = t / (g.KH * JG), ky = t / JG % g.KH, jg = t % JG;
+    const int64_t j0 = jstart[size_t(jg)], d0 = blk.n0 * g.P + blk.p0, dn = blk.cols();
+    const int len = int(jstart[size_t(jg) + 1] - j0);
+    k.direct_pixels(gp + ob * dn * cb, xt.p + ky * g.dh * Wp * C + j0, 1, 0, len, off.data() + d0, dn, len, a);
+  };
+  // Tile t's sums over a later block (in part) added into acc.
+  auto add_tile = [&](int64_t t, const float* part) {
+    const int64_t jg = t % JG, n = (jstart[size_t(jg) + 1] - jstart[size_t(jg)]) * cb;
+    float* a = acc.p + t * tile_floats;
+    for (int64_t i = 0; i < n; ++i) a[i] += part[i];
+  };
+  const int64_t T = std::min<int64_t>(num_threads(), nblocks);
+  const int64_t per_thread = gp_floats + tiles * tile_floats;  // a thread's own buffers
+  if (T > 1 && nblocks >= 2 * T && T * per_thread <= (int64_t(8) << 20)) {
+    // Many blocks (a large image: the stem's 104 at batch 8): each thread takes whole blocks,
+    // packs their grad into its own buffer and runs all their tiles, one block after another, with
+    // no barrier between blocks: one thread's packing (reads of grad from memory) runs while the
+    // other computes, and the packed grad stays in the cache of the core that reads it. Block b's
+    // sums are added into acc once blocks 0 .. b - 1 are in (an ordered hand-over: the same sums
+    // in the same order as one thread). A block is claimed only by a thread that runs it, so the
+    // lowest block not yet added always belongs to a running thread that is not waiting: no
+    // deadlock, whichever threads the pool gives us. Nothing in the loop throws (no allocation).
+    // (Up to 32 MiB of buffers, else the shared path.)
+    Scratch<float> gps(T * gp_floats), parts(T * tiles * tile_floats);
+    std::atomic<int64_t> next{0}, added{0};
+    parallel_for(0, T, 1, [&](int64_t c0, int64_t) {
+      float* gp = gps.p + c0 * gp_floats;
+      float* part = parts.p + c0 * tiles * tile_floats;
+      for (int64_t b; (b = next.fetch_add(1)) < nblocks;) {
+        const Block& blk = blocks[size_t(b)];
+        pack(blk, gp, 0, OB * chunks_of(blk));
+        float* dst = b == 0 ? acc.p : part;  // block 0's sums go straight into acc
+        for (int64_t t = 0; t < tiles; ++t) tile(blk, gp, t, dst + t * tile_floats);
+        if (b > 0) {
+          wait_until([&] { return added.load(std::memory_order_acquire) == b; });
+          for (int64_t t = 0; t < tiles; ++t) add_tile(t, part + t * tile_floats);
+        }
+        added.store(b + 1, std::memory_order_release);
       }
     });
+  } else {
+    // Few blocks: the threads share each block's packing, then its tiles.
+    Scratch<float> gp(gp_floats);
+    for (const Block& blk : blocks) {
+      const bool first = blk.n0 == 0 && blk.p0 == 0;
+      parallel_for(0, OB * chunks_of(blk), std::max<int64_t>(1, 16 / cb),
+                   [&](int64_t q0, int64_t q1) { pack(blk, gp.p, q0, q1); });
+      parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+        float part[kDirectMaxBlock];
+        for (int64_t t = t0; t < t1; ++t) {
+          tile(blk, gp.p, t, first ? acc.p + t * tile_floats : part);
+          if (!first) add_tile(t, part);
+        }
+      });
+    }
   }
   // grad_w[o][c][ky][kx] is entry i, lane o % cb of tile (o / cb, ky, jg), (kx, c) = jstart[jg] + i.
   // One task per 16 output channels (one cache line of each entry), c by c: the KH KW entries of
