@@ -107,7 +107,8 @@ DIRECT = [
     ("direct_3x3_s2_tail", (2, 20, 11, 13), 50, (3, 3), dict(stride=2, padding=1)),
     ("direct_stem", (1, 3, 29, 27), 32, (7, 7), dict(stride=2, padding=3)),
     ("direct_blocks", (2, 5, 41, 37), 24, (3, 3), dict(padding=1)),
-    # 6 blocks of 720 pixels: at 2 and 3 threads each thread takes whole blocks, their sums handed over in order
+    # 6 pixel blocks (1024 + 416 per image): at 2 and 3 threads each thread takes whole blocks, and
+    # their sums are handed over in block order
     ("direct_blocks_per_thread", (3, 4, 40, 36), 24, (5, 5), dict(padding=2)),
     ("direct_1x1_s2", (5, 9, 12, 12), 26, (1, 1), dict(stride=2)),
     ("direct_1x2_s2", (5, 9, 12, 12), 26, (1, 2), dict(stride=2)),
