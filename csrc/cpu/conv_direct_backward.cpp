@@ -106,15 +106,15 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   const int64_t J = g.KW * C, R = k.direct_pixels_max;
   const std::vector<int64_t> jstart = direct_runs(J);
   const int64_t JG = int64_t(jstart.size()) - 1;
-  const int64_t tiles = OB * g.KH * JG;
-  Scratch<float> acc(tiles * R * cb);
+  const int64_t tiles = OB * g.KH * JG, tile_floats = R * cb;
+  Scratch<float> acc(tiles * tile_floats);
   // Pixel blocks of about 1024 (a channel block's packed grad, 128 KiB, stays in L2), each a run
   // of the flattened pixels d = n P + p.
   const std::vector<Block> blocks = weight_grad_pixel_blocks(g);
   const int64_t nblocks = int64_t(blocks.size());
   int64_t depth_max = 0;
   for (const Block& b : blocks) depth_max = std::max(depth_max, b.cols());
-  const int64_t gp_floats = OB * depth_max * cb, tile_floats = R * cb;
+  const int64_t gp_floats = OB * depth_max * cb;
   // Block blk's grad packed into gp[(ob * depth + i) * cb + j], units q in [q0, q1) of 64 pixels of
   // one channel block each: those 8 KiB stay in L1 while each of the block's channels writes its
   // column (a partial block, or a grad_output strided along W).
@@ -195,15 +195,15 @@ void conv2d_backward_weight_direct(const float* x, const Geom& g, const float* g
   } else {
     // Few blocks: the threads share each block's packing, then its tiles.
     Scratch<float> gp(gp_floats);
-    for (const Block& blk : blocks) {
-      const bool first = blk.n0 == 0 && blk.p0 == 0;
+    for (int64_t b = 0; b < nblocks; ++b) {
+      const Block& blk = blocks[size_t(b)];
       parallel_for(0, OB * chunks_of(blk), std::max<int64_t>(1, 16 / cb),
                    [&](int64_t q0, int64_t q1) { pack(blk, gp.p, q0, q1); });
       parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
         float part[kDirectMaxBlock];
         for (int64_t t = t0; t < t1; ++t) {
-          tile(blk, gp.p, t, first ? acc.p + t * tile_floats : part);
-          if (!first) add_tile(t, part);
+          tile(blk, gp.p, t, b == 0 ? acc.p + t * tile_floats : part);  // block 0's sums straight into acc
+          if (b > 0) add_tile(t, part);
         }
       });
     }
