@@ -1,5 +1,5 @@
 """The CPU's vectorised float32 loops (csrc/cpu/isa.h: one copy per instruction set, picked at
-startup): exp log sin cos (shaders/bm_exp_f32.h, bm_log_trig_f32.h, shared with the shaders) within
+startup): exp log sin cos tanh (shaders/bm_exp_f32.h, bm_log_trig_f32.h, activation.h, shared with the shaders) within
 a few ulp of float64 on dense grids and on special values; lengths that leave vector tails, strided
 views and in-place calls give the bits of the contiguous loop; and every copy (BESSEMER_CPU_ISA=base,
 avx2, avx512, as the machine allows) computes the same bits (NaN being one value), for the math, the activations
@@ -31,6 +31,7 @@ ACCURACY = [
     ("log", np.log, lambda: np.concatenate([_grid(1e-37, 3e38), _grid(0.5, 2), _grid(1e-45, 1e-37)]), 1.0),
     ("sin", np.sin, lambda: np.concatenate([_grid(-4, 4), _grid(-4096, 4096)]), 2.5),
     ("cos", np.cos, lambda: np.concatenate([_grid(-4, 4), _grid(-4096, 4096)]), 2.5),
+    ("tanh", np.tanh, lambda: np.concatenate([_grid(-12, 12), _grid(-0.05, 0.05), _grid(-1e-30, 1e-30)]), 2.5),
 ]
 
 
