@@ -61,7 +61,7 @@ inline float bm_log_f32(float x) {
 // For cos, magic = 1.5 * 2^23 + 1 adds one to j at no cost (cos(x) = sin(x + pi/2)); v's low two
 // bits are j's (1.5 * 2^23's are zero).
 // Why this form: 3 fma for the reduction and 10 operations for both polynomials, where the Taylor
-// series after an unfused Cody-Waite reduction it replaces took twice as many: 1.6-1.9x faster
+// series after an unfused Cody-Waite reduction it replaces took twice as many: 1.6-2x faster
 // (tools/bench_trig.cpp, AVX-512 and AVX2), and more accurate (old: 1.43 / 1.55 ulp for |x| <= 3,
 // 2.45 / 2.34 up to 4096). Reducing by pi instead, one odd polynomial on |r| <= pi/2 and no pick,
 // is another 20-30% faster but less accurate: near |r| = pi/2, r + r z P(z) loses 1.65 ulp to the

@@ -1,4 +1,4 @@
-"""Fits the sin and cos polynomials of bm_sincos_reduced_f32 (shaders/bm_log_trig_f32.h) and reports their float32 error.
+"""Fits the sin and cos polynomials of bm_sincos_reduced_f32 (shaders/bm_log_trig_f32.h); reports their float32 error.
 
     python tools/fit_trig.py        # prints the coefficients (lowest degree first) and max errors
 
@@ -102,8 +102,10 @@ def max_ulp(f32_fn, ref, cs):
 
 def main():
     # S with 3 coefficients fits to 3.8e-9 (0.06 ulp); C needs 4 (3 give 3.8e-8: 1.33 ulp in float32)
-    for name, target, deg, fn, ref, form in [("S", sin_target, 3, sin32, np.sin, "sin(r) = r + (r z) S(z)"),
-                                             ("C", cos_target, 4, cos32, np.cos, "cos(r) = 1 + z C(z)")]:
+    for name, target, deg, fn, ref, form in [
+        ("S", sin_target, 3, sin32, np.sin, "sin(r) = r + (r z) S(z)"),
+        ("C", cos_target, 4, cos32, np.cos, "cos(r) = 1 + z C(z)"),
+    ]:
         cs, err = fit_f32(target, deg)
         print(f"{name} ({form}, |r| <= {HI}): relative fit error {err:.2e} (before rounding to float32)")
         print("  " + ", ".join(f"{float(x):.8e}f" for x in cs))
