@@ -1,13 +1,13 @@
 // log, sin and cos for float32 in plain arithmetic, fma and selects, written once in the subset of C++
 // that is also Metal Shading Language, as exp (bm_exp_f32.h): shaders/unary.metal and
 // csrc/cpu/activation_f32.cpp compute the very same bits, and the CPU loops over them vectorise
-// (libm's logf / sinf / cosf are scalar calls). Measured against float64 over dense grids
-// (tests/test_elementwise_math.py): log within 1 ulp; sin and cos within 1.6 ulp for |x| <= 3 and
-// 2.5 ulp up to |x| = 4096 (the reduction's rounding).
+// (libm's logf / sinf / cosf are scalar calls). log is within 1 ulp of float64 over dense grids
+// (tests/test_vector_math.py); sin and cos, over every float32 with |x| <= 4096
+// (tools/check_trig.cpp), within 1.36 and 1.49 ulp for |x| <= 3 and 1.53 ulp up to |x| = 4096.
 // Beyond that sin and cos take the libm / metal::precise function (bm_sin_f32 selects it; the CPU
-// loops patch those rare lanes). log's multiply-adds are fused where bm_fma says so (correctly
-// rounded at every width); every other multiply-add must stay unfused (fp-contract=off), so every
-// vector width gives the bits of the scalar code.
+// loops patch those rare lanes). Multiply-adds are fused where bm_fma says so (correctly rounded at
+// every width); every other multiply-add must stay unfused (fp-contract=off), so every vector width
+// gives the bits of the scalar code.
 #ifndef BESSEMER_LOG_TRIG_F32_H
 #define BESSEMER_LOG_TRIG_F32_H
 
@@ -51,36 +51,45 @@ inline float bm_log_f32(float x) {
   return x > 0.0f ? (x < inf ? r : x) : (x == 0.0f ? -inf : bm_bits_float(0x7fc00000));
 }
 
-// sin / cos for |x| <= 4096: x = j pi/2 + r, |r| <= pi/4, with pi/2 split in three parts (the first
-// two of 12 bits, so j * part is exact for j < 2^12: a Cody-Waite reduction without fma), then the
-// Taylor series of sin (to r^9) and cos (to r^10) on r, picked and signed by j mod 4.
-inline float bm_sincos_reduced_f32(float x, int shift) {
-  const float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds to an integer, as in bm_exp_f32
-  const float v = x * 0.636619772f + kMagic;
-  const float jf = v - kMagic;
-  const bm_i32 q = (bm_float_bits(v) - bm_float_bits(kMagic) + shift) & 3;
-  float r = x - jf * 1.57080078125f;
-  r = r - jf * -4.4535845518112183e-06f;
-  r = r - jf * -8.7055157527160532e-10f;
+// sin / cos for |x| <= 4096: x = j pi/2 + r with j = round(x * 2/pi) (the 1.5 * 2^23 trick of
+// bm_exp_f32; from a rounded product, so |r| <= pi/4 + 2e-4). pi/2 is split in three float32 parts
+// (72 bits), each truncated so that all are positive and the reduction keeps -0; subtracted with
+// bm_fma, the first step is exact and the other two round at r's own magnitude: r is within an ulp
+// of x - j pi/2 also next to a zero of sin or cos, where the result, and its ulp, is small. Then
+// sin(r) = r + (r z) S(z) and cos(r) = 1 + z C(z), z = r^2, S of degree 2 and C of degree 3
+// (minimax relative error, tools/fit_trig.py); j's low bit picks one, its second bit the sign.
+// For cos, magic = 1.5 * 2^23 + 1 adds one to j at no cost (cos(x) = sin(x + pi/2)); v's low two
+// bits are j's (1.5 * 2^23's are zero).
+// Why this form: 3 fma for the reduction and 10 operations for both polynomials, where the Taylor
+// series after an unfused Cody-Waite reduction it replaces took twice as many: 1.6-2x faster
+// (tools/bench_trig.cpp, AVX-512 and AVX2), and more accurate (old: 1.43 / 1.55 ulp for |x| <= 3,
+// 2.45 / 2.34 up to 4096). Reducing by pi instead, one odd polynomial on |r| <= pi/2 and no pick,
+// is another 20-30% faster but less accurate: near |r| = pi/2, r + r z P(z) loses 1.65 ulp to the
+// rounding of its terms, and for |x| < 1 cos's r = x -/+ pi/2 is rounded to 2^-24 (1.81 ulp).
+inline float bm_sincos_reduced_f32(float x, float magic) {
+  const float v = bm_fma(x, 0.636619772f, magic);  // magic + round(x * 2/pi)
+  const float j = v - magic;
+  float r = bm_fma(j, -1.57079625f, x);
+  r = bm_fma(j, -7.54978942e-08f, r);
+  r = bm_fma(j, -5.39030295e-15f, r);
+  const bm_i32 q = bm_float_bits(v);  // low two bits: the quadrant
   const float z = r * r;
-  float ps = 2.75573192e-6f;  // 1/9!
-  ps = ps * z + -1.98412698e-4f;
-  ps = ps * z + 8.33333333e-3f;
-  ps = ps * z + -1.66666667e-1f;
-  const float sn = r + r * (z * ps);
-  float pc = -2.75573192e-7f;  // -1/10!
-  pc = pc * z + 2.48015873e-5f;
-  pc = pc * z + -1.38888889e-3f;
-  pc = pc * z + 4.16666667e-2f;
-  const float cs = (1.0f - 0.5f * z) + (z * z) * pc;
+  float ps = -1.95182773e-04f;
+  ps = bm_fma(ps, z, 8.33218917e-03f);
+  ps = bm_fma(ps, z, -1.66666552e-01f);
+  // sin(r) has r's sign (|r| < pi/2); or-ing it in keeps sin(-0) = -0, which the sum would lose
+  const float sn = bm_bits_float(bm_float_bits(bm_fma(r * z, ps, r)) | (bm_float_bits(r) & bm_i32(0x80000000u)));
+  float pc = 2.44325583e-05f;
+  pc = bm_fma(pc, z, -1.38873106e-03f);
+  pc = bm_fma(pc, z, 4.16666456e-02f);
+  pc = bm_fma(pc, z, -0.5f);
+  const float cs = bm_fma(z, pc, 1.0f);
   const float w = (q & 1) != 0 ? cs : sn;
-  return (q & 2) != 0 ? -w : w;
+  return bm_bits_float(bm_float_bits(w) ^ bm_i32(bm_u32(q & 2) << 30));
 }
 
-inline float bm_sin_reduced_f32(float x) {
-  return x == 0.0f ? x : bm_sincos_reduced_f32(x, 0);  // keeps sin(-0) = -0
-}
-inline float bm_cos_reduced_f32(float x) { return bm_sincos_reduced_f32(x, 1); }
+inline float bm_sin_reduced_f32(float x) { return bm_sincos_reduced_f32(x, 12582912.0f); }  // 1.5 * 2^23
+inline float bm_cos_reduced_f32(float x) { return bm_sincos_reduced_f32(x, 12582913.0f); }
 
 // |x| up to which the reduced forms hold (NaN compares false: it takes the libm path).
 inline bool bm_trig_in_range(float x) { return x <= 4096.0f && x >= -4096.0f; }
