@@ -12,14 +12,18 @@
 
 // exp of -|x| never overflows, and for x < 0 the result e/(1+e) keeps its relative precision
 // (1/(1+exp(-x)) would round tiny results to 0 and overflow exp for x << 0).
-inline float bm_sigmoid(float x) {
-  const float e = bm_exp_f32(-bm_fabs(x));
+inline float bm_sigmoid_from(float x, float e) {  // e = exp(-|x|)
   const float r = 1.0f / (1.0f + e);
   return x >= 0.0f ? r : e * r;
 }
+inline float bm_sigmoid(float x) { return bm_sigmoid_from(x, bm_exp_f32(-bm_fabs(x))); }
+// The same bits for |x| <= 86 (bm_exp_f32_normal's range): CPU loops take it for blocks where
+// every element qualifies.
+inline float bm_sigmoid_normal(float x) { return bm_sigmoid_from(x, bm_exp_f32_normal(-bm_fabs(x))); }
 
 // silu(x) = x * sigmoid(x), with the stable sigmoid above (no overflow for x << 0).
 inline float bm_silu(float x) { return x * bm_sigmoid(x); }
+inline float bm_silu_normal(float x) { return x * bm_sigmoid_normal(x); }
 
 // The tanh approximation x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as the
 // identical x * sigmoid(2u), whose stable form does not cancel for x < 0.

@@ -34,19 +34,14 @@ inline float bm_fma(float a, float b, float c) { return std::fma(a, b, c); }
 inline float bm_fabs(float x) { return std::fabs(x); }
 #endif
 
-inline float bm_exp_f32(float x) {
-  // Clamp to where the result is 0 / inf anyway; comparisons are false for NaN, which passes through.
-  // Both tests read x itself: written as a chain (the second testing the first's result), GCC's
-  // vector code took nine instructions for the pair instead of four, and exp ran 20% slower.
-  const float lo = x < -104.0f ? -104.0f : x;
-  const float xc = x > 89.0f ? 89.0f : lo;
-  // k = round(x / ln2) with the 1.5 * 2^23 trick (no float->int conversion of a possible NaN).
-  const float kMagic = 12582912.0f;
-  const float v = bm_fma(xc, 1.44269504088896341f, kMagic);
-  const float kf = v - kMagic;
-  const bm_i32 k = bm_float_bits(v) - bm_float_bits(kMagic);
+// exp's common part: k = round(x / ln2) held in v = 1.5 * 2^23 + k (the 1.5 * 2^23 trick, with no
+// float->int conversion of a possible NaN), and exp(r) for r = x - k ln2.
+inline float bm_exp_round(float x) { return bm_fma(x, 1.44269504088896341f, 12582912.0f); }
+inline bm_i32 bm_exp_k(float v) { return bm_float_bits(v) - bm_float_bits(12582912.0f); }
+inline float bm_exp_poly(float x, float v) {
+  const float kf = v - 12582912.0f;
   // r = x - k ln2 in two steps (Cody-Waite): k * 0.693359375 is exact for |k| <= 2^14.
-  float r = xc - kf * 0.693359375f;
+  float r = x - kf * 0.693359375f;
   r = bm_fma(kf, 2.12194440e-4f, r);
   // exp(r) for |r| <= ln2 / 2: 1 + r + r^2 q(r), q of degree 4 fitted for minimax relative error
   // (3e-9, below float32 rounding; the degree-7 Taylor series it replaces cost two more operations
@@ -57,12 +52,34 @@ inline float bm_exp_f32(float x) {
   p = bm_fma(p, r, 0.16666521f);
   p = bm_fma(p, r, 0.49999994f);
   p = bm_fma(p, r, 1.0f);
-  p = bm_fma(p, r, 1.0f);
+  return bm_fma(p, r, 1.0f);
+}
+
+inline float bm_exp_f32(float x) {
+  // Clamp to where the result is 0 / inf anyway; comparisons are false for NaN, which passes through.
+  // Both tests read x itself: written as a chain (the second testing the first's result), GCC's
+  // vector code took nine instructions for the pair instead of four, and exp ran 20% slower.
+  const float lo = x < -104.0f ? -104.0f : x;
+  const float xc = x > 89.0f ? 89.0f : lo;
+  const float v = bm_exp_round(xc);
+  const bm_i32 k = bm_exp_k(v);
+  const float p = bm_exp_poly(xc, v);
   // Scale by 2^k as 2^k1 * 2^k2 so each factor is a normal float for k in [-150, 128]. For a NaN
   // input k is garbage (the result is NaN through p anyway): the exponent is shifted as unsigned
   // bits, since shifting a negative int left is undefined in C++ (UBSan found it).
   const bm_i32 k1 = k >> 1, k2 = k - k1;
   return p * bm_bits_float(bm_i32(bm_u32(k1 + 127) << 23)) * bm_bits_float(bm_i32(bm_u32(k2 + 127) << 23));
+}
+
+// bm_exp_f32's bits where the result is a normal float (x in [-86, 88]: k in [-124, 127], p in
+// [0.7, 1.42]), without the clamps and with 2^k put into p's exponent bits by one integer add
+// (scaling by 2^k1 then 2^k2 is exact there, so the bits agree: checked for every such float32).
+// The CPU loops take it for blocks whose inputs all qualify (csrc/cpu/activation_f32.cpp), and
+// formulas whose exp argument stays in range (bm_gelu_mid); shaders call bm_exp_f32.
+inline bool bm_exp_in_normal_range(float x) { return x >= -86.0f && x <= 88.0f; }
+inline float bm_exp_f32_normal(float x) {
+  const float v = bm_exp_round(x);
+  return bm_bits_float(bm_float_bits(bm_exp_poly(x, v)) + bm_i32(bm_u32(bm_exp_k(v)) << 23));
 }
 
 #endif

@@ -78,7 +78,7 @@ inline float bm_sincos_reduced_f32(float x, float magic) {
   ps = bm_fma(ps, z, 8.33218917e-03f);
   ps = bm_fma(ps, z, -1.66666552e-01f);
   // sin(r) has r's sign (|r| < pi/2); or-ing it in keeps sin(-0) = -0, which the sum would lose
-  const float sn = bm_bits_float(bm_float_bits(bm_fma(r * z, ps, r)) | (bm_float_bits(r) & bm_i32(0x80000000u)));
+  const float sn = bm_bits_float(bm_float_bits(bm_fma(r * z, ps, r)) | (bm_float_bits(r) & bm_float_bits(-0.0f)));
   float pc = 2.44325583e-05f;
   pc = bm_fma(pc, z, -1.38873106e-03f);
   pc = bm_fma(pc, z, 4.16666456e-02f);

@@ -104,12 +104,20 @@ inline float bm_erfcx_gelu_low(float z) {
 // exp(z^2) * erfc(z) for z >= 0 as gelu and its derivative take it: G below 3, P above.
 inline float bm_erfcx_gelu(float z) { return z < 3.0f ? bm_erfcx_gelu_low(z) : bm_erfcx_tail(z); }
 
-// exp(-s * x^2) for s = 1 or 0.5 (a power of two keeps s * hi exact), x^2 = hi + lo.
+// exp(-s * x^2) for s = 1 or 0.5 (a power of two keeps s * hi exact), x^2 = hi + lo, from
+// e = exp(-s * hi).
+inline float bm_exp_neg_sq_from(float e, float x, float hi, float s) {
+  const float lo = bm_fma(x, x, -hi);
+  return e == 0.0f ? e : bm_fma(-e, s * lo, e);  // e * (1 - s lo); x = inf gives lo = NaN
+}
 inline float bm_exp_neg_sq(float x, float s) {
   const float hi = x * x;
-  const float lo = bm_fma(x, x, -hi);
-  const float e = bm_exp_f32(-s * hi);
-  return e == 0.0f ? e : bm_fma(-e, s * lo, e);  // e * (1 - s lo); x = inf gives lo = NaN
+  return bm_exp_neg_sq_from(bm_exp_f32(-s * hi), x, hi, s);
+}
+// The same bits where s * x^2 <= 86 (bm_exp_f32_normal's range).
+inline float bm_exp_neg_sq_normal(float x, float s) {
+  const float hi = x * x;
+  return bm_exp_neg_sq_from(bm_exp_f32_normal(-s * hi), x, hi, s);
 }
 
 inline float bm_erfc_large(float z) { return bm_exp_neg_sq(z, 1.0f) * bm_erfcx(z); }  // z >= 0.5
@@ -131,24 +139,25 @@ inline float bm_erfc(float x) {
 // for x >= 0: no cancellation on either side (erfc(|z|) <= 1). For x < 0, exp(-z^2) = exp(-x^2 / 2)
 // is taken from x itself, not from the rounded z. Branch-free: one erfcx(|z|) (cx) and one exp
 // serve both signs.
-inline float bm_gelu_from(float x, float z, float cx) {
+inline float bm_gelu_from(float x, float z, float cx, bool normal_exp) {
   const bool pos = z >= 0.0f;
-  const float tail = bm_exp_neg_sq(pos ? z : x, pos ? 1.0f : 0.5f) * cx;  // erfc(|z|)
+  const float w = pos ? z : x, s = pos ? 1.0f : 0.5f;
+  const float tail = (normal_exp ? bm_exp_neg_sq_normal(w, s) : bm_exp_neg_sq(w, s)) * cx;  // erfc(|z|)
   return pos ? x * (1.0f - 0.5f * tail) : (0.5f * x) * tail;  // NaN lands in the second
 }
 
 inline float bm_gelu(float x) {
   const float z = x * 0.707106781f;
-  return bm_gelu_from(x, z, bm_erfcx_gelu(bm_fabs(z)));
+  return bm_gelu_from(x, z, bm_erfcx_gelu(bm_fabs(z)), false);
 }
 
 // bm_gelu's bits for x with bm_gelu_in_mid(x) (|x / sqrt2| < 3, not NaN), without the [3, inf)
-// fit and its two divisions: CPU loops take it for blocks where every element qualifies (nearly
-// all, for typical data).
+// fit and its two divisions, and with exp's normal-range form (its argument is -z^2 > -9): CPU
+// loops take it for blocks where every element qualifies (nearly all, for typical data).
 inline bool bm_gelu_in_mid(float x) { return bm_fabs(x * 0.707106781f) < 3.0f; }
 inline float bm_gelu_mid(float x) {
   const float z = x * 0.707106781f;
-  return bm_gelu_from(x, z, bm_erfcx_gelu_low(bm_fabs(z)));
+  return bm_gelu_from(x, z, bm_erfcx_gelu_low(bm_fabs(z)), true);
 }
 
 #endif

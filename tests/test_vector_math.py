@@ -96,6 +96,26 @@ def test_tails_views_and_in_place_match_the_contiguous_loop(name):
         assert np.array_equal(y.numpy().view(np.int32), want.view(np.int32))
 
 
+# A block of 256 whose |x| all stay under the op's limit takes the reduced form (exp's normal-range
+# form, sin/cos without the libm fallback, gelu without erfc's tail): the same values in a block
+# with one value beyond the limit take the full form, and both give the same bits.
+REDUCED = {"exp": 86.0, "sigmoid": 86.0, "silu": 86.0, "gelu": 4.24, "sin": 4096.0, "cos": 4096.0}
+
+
+@pytest.mark.parametrize("name", list(REDUCED))
+def test_reduced_forms_give_the_full_forms_bits(name):
+    rng = np.random.default_rng(17)
+    limit = REDUCED[name]
+    edges = [limit, -limit, 0.0, -0.0, 1e-45, -1e-30]
+    inside = np.concatenate([rng.uniform(-limit, limit, 4000), np.linspace(-limit, limit, 1001), edges])
+    inside = inside.astype(np.float32)
+    for start in range(0, inside.size, 255):
+        x = inside[start:start + 255]
+        reduced = OPS[name](bm.tensor(x)).numpy()  # one block, every |x| within the limit
+        full = OPS[name](bm.tensor(np.append(x, np.float32(2 * limit + 1)))).numpy()[:-1]
+        assert np.array_equal(reduced.view(np.int32), full.view(np.int32)), f"{name} at block {start}"
+
+
 _CHILD = r"""
 import json, sys
 import numpy as np

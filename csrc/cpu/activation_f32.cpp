@@ -39,34 +39,53 @@ inline float act_one(float x) {
   else return bm_cos_f32(x);
 }
 
-// The reduced form of an activation that has one (sin/cos: |x| <= 4096; gelu: |x / sqrt2| < 3,
-// which skips erfc's large-argument fit and its two divisions), and whether x may take it.
+// The reduced form of an activation that has one, giving the full form's bits where it applies:
+// exp, sigmoid and silu with exp's normal-range form (no clamps, one scaling); sin and cos without
+// the libm fallback beyond 4096; gelu without erfc's large-argument fit and its two divisions, and
+// with exp's normal-range form. A block may take it when every |x| is at most fast_limit<A>(),
+// chosen inside each form's range (bm_exp_in_normal_range: |x| <= 86; bm_trig_in_range;
+// bm_gelu_in_mid: |x| <= 4.24 gives |x / sqrt2| < 3).
 template <Act A>
-inline bool in_fast_range(float x) {
-  if constexpr (A == Act::gelu) return bm_gelu_in_mid(x);
-  else return bm_trig_in_range(x);
+constexpr bool has_fast_form() {
+  return A == Act::exp || A == Act::sigmoid || A == Act::silu || A == Act::sin || A == Act::cos || A == Act::gelu;
+}
+
+template <Act A>
+inline float fast_limit() {
+  if constexpr (A == Act::gelu) return 4.24f;
+  else if constexpr (A == Act::sin || A == Act::cos) return 4096.0f;
+  else return 86.0f;
 }
 
 template <Act A>
 inline float act_fast(float x) {
-  if constexpr (A == Act::gelu) return bm_gelu_mid(x);
+  if constexpr (A == Act::exp) return bm_exp_f32_normal(x);
+  else if constexpr (A == Act::sigmoid) return bm_sigmoid_normal(x);
+  else if constexpr (A == Act::silu) return bm_silu_normal(x);
+  else if constexpr (A == Act::gelu) return bm_gelu_mid(x);
   else if constexpr (A == Act::sin) return bm_sin_reduced_f32(x);
   else return bm_cos_reduced_f32(x);
 }
 
 template <Act A>
 void loop(const float* x, float* out, int64_t n) {
-  if constexpr (A == Act::sin || A == Act::cos || A == Act::gelu) {
-    // The reduced forms give the full form's bits where they apply, and run vectorised over blocks
-    // where every element qualifies (almost always); any other block takes the full form.
+  if constexpr (has_fast_form<A>()) {
+    // The reduced forms run vectorised over blocks where every element qualifies (almost always);
+    // any other block takes the full form. The test is the largest magnitude's bits: one and and
+    // one unsigned max a vector (a NaN's bits exceed every finite limit's), where two float
+    // comparisons and their masks cost half the gain of exp's reduced form.
     constexpr int64_t kBlk = 256;
+    const bm_u32 limit = bm_u32(bm_float_bits(fast_limit<A>()));
     for (int64_t i = 0; i < n; i += kBlk) {
       const int64_t m = n - i < kBlk ? n - i : kBlk;
       const float* xb = x + i;
       float* ob = out + i;
-      int bad = 0;  // read before anything is written: out may equal x
-      for (int64_t k = 0; k < m; ++k) bad |= !in_fast_range<A>(xb[k]);
-      if (bad) {
+      bm_u32 top = 0;  // read before anything is written: out may equal x
+      for (int64_t k = 0; k < m; ++k) {
+        const bm_u32 b = bm_u32(bm_float_bits(xb[k])) & 0x7fffffffu;
+        top = top > b ? top : b;
+      }
+      if (top > limit) {
         for (int64_t k = 0; k < m; ++k) ob[k] = act_one<A>(xb[k]);
       } else {
         for (int64_t k = 0; k < m; ++k) ob[k] = act_fast<A>(xb[k]);
