@@ -116,6 +116,21 @@ def test_reduced_forms_give_the_full_forms_bits(name):
         assert np.array_equal(reduced.view(np.int32), full.view(np.int32)), f"{name} at block {start}"
 
 
+def test_softmax_blocks_in_exps_normal_range_give_the_full_forms_bits():
+    # softmax's exp-sum takes exp's normal-range form for blocks of 64 whose |x - max| all stay within
+    # 86. Row a's first block qualifies (its element 63 sits 80 below the max); row b's does not (100
+    # below). exp of either rounds away in the sum, so every other output must have the same bits.
+    rng = np.random.default_rng(23)
+    base = rng.uniform(-5, 5, (4, 128)).astype(np.float32)
+    for fn in (bm.softmax, bm.log_softmax):
+        rows = []
+        for gap in (80.0, 100.0):
+            x = base.copy()
+            x[:, 63] = x.max(axis=1) - np.float32(gap)
+            rows.append(np.delete(fn(bm.tensor(x), -1).numpy(), 63, axis=1))
+        assert np.array_equal(rows[0].view(np.int32), rows[1].view(np.int32)), fn.__name__
+
+
 _CHILD = r"""
 import json, sys
 import numpy as np

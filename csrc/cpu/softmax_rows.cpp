@@ -25,19 +25,37 @@ constexpr int kAcc = 16;    // accumulator lanes of the sums (fixed: the same or
 constexpr int kBlk = 64;    // elements per block of the exp-sum
 constexpr int kJoin = 1024; // elements summed into the lanes before they join the lane totals
 
+// One block of kBlk exps into the lane sums; kNormal: exp's normal-range form (the same bits where
+// every x - shift is within [-86, 86]).
+template <bool kOut, bool kNormal>
+inline void exp_block(const float* x, float shift, float* out, float* acc) {
+  for (int k = 0; k < kBlk; k += kAcc)
+    for (int j = 0; j < kAcc; ++j) {
+      const float d = x[k + j] - shift;
+      const float e = kNormal ? bm_exp_f32_normal(d) : bm_exp_f32(d);
+      if constexpr (kOut) out[k + j] = e;
+      acc[j] += e;
+    }
+}
+
 template <bool kOut>
 float exp_sum(const float* x, float shift, float* out, int64_t n) {
   float acc[kAcc] = {}, tot[kAcc] = {};
+  const bm_u32 normal_limit = bm_u32(bm_float_bits(86.0f));
   int64_t i = 0;
   for (; i + kBlk <= n; i += kBlk) {
     if (i % kJoin == 0 && i > 0)  // lanes join the total every kJoin: error ~ log n, not n
       for (int j = 0; j < kAcc; ++j) tot[j] += acc[j], acc[j] = 0.0f;
-    for (int k = 0; k < kBlk; k += kAcc)
-      for (int j = 0; j < kAcc; ++j) {
-        const float e = bm_exp_f32(x[i + k + j] - shift);
-        if constexpr (kOut) out[i + k + j] = e;
-        acc[j] += e;
-      }
+    // The largest |x - shift| of the block, from the bits (a NaN's exceed the limit's): blocks whose
+    // values all lie within 86 of the row's max, nearly all, take exp's faster normal-range form.
+    bm_u32 top = 0;
+    for (int k = 0; k < kBlk; ++k) {
+      const bm_u32 b = bm_u32(bm_float_bits(x[i + k] - shift)) & 0x7fffffffu;
+      top = top > b ? top : b;
+    }
+    // (out is null without kOut)
+    if (top <= normal_limit) exp_block<kOut, true>(x + i, shift, kOut ? out + i : out, acc);
+    else exp_block<kOut, false>(x + i, shift, kOut ? out + i : out, acc);
   }
   if (i < n) {  // the tail as one more (partial) block, zeros added past the end
     const int rem = int(n - i);
