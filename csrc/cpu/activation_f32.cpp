@@ -40,23 +40,26 @@ inline float act_one(float x) {
 }
 
 // The reduced form of an activation that has one (sin/cos: |x| <= 4096; gelu: |x / sqrt2| < 3,
-// which skips erfc's large-argument fit and its two divisions), and whether x may take it.
+// which skips erfc's large-argument fit and its two divisions; log: positive normal finite x, which
+// skips the subnormal scaling and the special values), and whether x may take it.
 template <Act A>
 inline bool in_fast_range(float x) {
   if constexpr (A == Act::gelu) return bm_gelu_in_mid(x);
+  else if constexpr (A == Act::log) return bm_log_in_normal_range(x);
   else return bm_trig_in_range(x);
 }
 
 template <Act A>
 inline float act_fast(float x) {
   if constexpr (A == Act::gelu) return bm_gelu_mid(x);
+  else if constexpr (A == Act::log) return bm_log_normal_f32(x);
   else if constexpr (A == Act::sin) return bm_sin_reduced_f32(x);
   else return bm_cos_reduced_f32(x);
 }
 
 template <Act A>
 void loop(const float* x, float* out, int64_t n) {
-  if constexpr (A == Act::sin || A == Act::cos || A == Act::gelu) {
+  if constexpr (A == Act::sin || A == Act::cos || A == Act::gelu || A == Act::log) {
     // The reduced forms give the full form's bits where they apply, and run vectorised over blocks
     // where every element qualifies (almost always); any other block takes the full form.
     constexpr int64_t kBlk = 256;
