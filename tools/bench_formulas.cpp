@@ -4,14 +4,12 @@
 //
 // Build the copies csrc/cpu/isa.h compiles, with the flags of the project's Release build (-O3:
 // GCC 12 at -O2 vectorises none of these loops; always -ffp-contract=off):
-//   g++ -O3 -std=c++17 -ffp-contract=off -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma \
-//       -Ishaders tools/bench_formulas.cpp -o /tmp/bench_avx512
+//   g++ -O3 -std=c++17 -ffp-contract=off -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -Ishaders tools/bench_formulas.cpp -o /tmp/bench_avx512
 //   g++ -O3 -std=c++17 -ffp-contract=off -mavx2 -mfma -Ishaders tools/bench_formulas.cpp -o /tmp/bench_avx2
 // Run:  taskset -c 1 /tmp/bench_avx512 [rounds] [name ...]     (default 30 rounds, every entry)
 // Check which loops vectorised (zmm in the AVX-512 copy, ymm in the AVX2 one; a scalar loop has
 // only xmm):
-//   objdump -d -C --no-show-raw-insn /tmp/bench_avx512 | awk '/^[0-9a-f]+ </ {f = $0} /zmm/ {n[f]++}
-//     END {for (f in n) print n[f], f}' | grep loop_
+//   objdump -d -C --no-show-raw-insn /tmp/bench_avx512 | awk '/^[0-9a-f]+ </ {f = $0} /zmm/ {n[f]++} END {for (f in n) print n[f], f}' | grep loop_
 //
 // To add a function: a row in kEntries below, with loop_plain<f> (the plain loop `out[i] = f(x[i])`,
 // as csrc/cpu/activation_f32.cpp's loop) or loop_blocks<full, reduced, in_range> (its blocks of 256

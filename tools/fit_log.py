@@ -10,7 +10,7 @@ f^2 (Q_fit - Q) / log(1 + f), not Q's own relative error. The float32 check runs
 evaluation order (Horner with fma) in numpy on every float32 x in [sqrt(1/2)/2, 2 sqrt(2)) (e = -1,
 0, 1: where the rounding errors weigh most; larger |e| only dilute them) against float64 log.
 Products of two float32 values are exact in float64, so float64 fma followed by one rounding
-matches fma (up to rare double roundings); the exhaustive check over all float32 was made in C++.
+matches fma (up to rare double roundings). tools/check_log.cpp checks every float32 in C++.
 """
 
 from __future__ import annotations
