@@ -33,8 +33,8 @@ def fit(deg, npts=3000, iters=40):
     f = (LO + HI) / 2 + (HI - LO) / 2 * np.cos(np.pi * (k + 0.5) / npts)
     f = f[np.abs(f) > 1e-6]  # Q(0) = -1/2; the error's weight f^2 / log(1 + f) vanishes there
     log1p = [mp.log1p(mp.mpf(float(v))) for v in f]
-    q = np.array([float((l - mp.mpf(float(v))) / mp.mpf(float(v)) ** 2) for l, v in zip(log1p, f)])
-    wt = f * f / np.abs(np.array([float(l) for l in log1p]))
+    q = np.array([float((lg - mp.mpf(float(v))) / mp.mpf(float(v)) ** 2) for lg, v in zip(log1p, f)])
+    wt = f * f / np.abs(np.array([float(lg) for lg in log1p]))
     a = np.vander(f, deg + 1, increasing=True)
     w = np.ones(len(f))
     for _ in range(iters):
@@ -69,7 +69,7 @@ def ulp_error(got, want64):
 
 def main():
     cs, err = fit(DEG)
-    print(f"Q of degree {DEG} on [sqrt(1/2) - 1, sqrt(2) - 1]: fit error {err:.2e} (2^{math.log2(err):.1f}) of log(1 + f)")
+    print(f"Q of degree {DEG} on [sqrt(1/2) - 1, sqrt(2) - 1]: fit error {err:.2e} (2^{math.log2(err):.1f})")
     print("  " + ", ".join(f"{float(c):.9g}f" for c in cs[::-1]))
     lo, hi = np.array([math.sqrt(0.5) / 2, 2 * math.sqrt(2)], dtype=np.float32).view(np.uint32)
     worst, at = 0.0, 0.0
