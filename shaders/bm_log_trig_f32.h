@@ -59,8 +59,8 @@ inline float bm_log_normal_f32(float x) { return bm_log_reduced_f32(x, 0); }
 // for GCC's vectoriser: GCC (12 and 13, with the default -ftrapping-math) will not speculate float
 // arithmetic that a condition guards, and leaves such a loop scalar, as it left the select form this
 // replaced. So the scale is a factor built from the bits (1 for a normal x) and always multiplied,
-// and the special result is added to r rather than selected, so r is needed on every path. r is finite for any input and
-// never -0, so r + 0 is r, and r + (-inf, inf, NaN) is that value.
+// and the special result is added to r rather than selected, so r is needed on every path. r is
+// finite for any input and never -0, so r + 0 is r, and r + (-inf, inf, NaN) is that value.
 inline float bm_log_f32(float x) {
   const bm_i32 ix = bm_float_bits(x);
   const bm_i32 sub = ix < 0x00800000 ? 1 : 0;  // subnormal, zero, negative
