@@ -42,19 +42,29 @@ inline float act_one(float x) {
 // The reduced form of an activation that has one, giving the full form's bits where it applies:
 // exp, sigmoid and silu with exp's normal-range form (no clamps, one scaling); sin and cos without
 // the libm fallback beyond 4096; gelu without erfc's large-argument fit and its two divisions, and
-// with exp's normal-range form. A block may take it when every |x| is at most fast_limit<A>(),
-// chosen inside each form's range (bm_exp_in_normal_range: |x| <= 86; bm_trig_in_range;
-// bm_gelu_in_mid: |x| <= 4.24 gives |x / sqrt2| < 3).
+// with exp's normal-range form; log for positive normal x, without the subnormal scaling and the
+// special values.
 template <Act A>
 constexpr bool has_fast_form() {
-  return A == Act::exp || A == Act::sigmoid || A == Act::silu || A == Act::sin || A == Act::cos || A == Act::gelu;
+  return A == Act::exp || A == Act::sigmoid || A == Act::silu || A == Act::sin || A == Act::cos || A == Act::gelu ||
+         A == Act::log;
 }
 
+// Which inputs may take it, as a test on the bits b of x that a vector loop does with an and, a
+// subtraction and an unsigned max: (b & fast_mask) - fast_offset <= fast_top. |x| <= L for most
+// (the sign masked off; L inside each form's range: bm_exp_in_normal_range |x| <= 86,
+// bm_trig_in_range, bm_gelu_in_mid where |x| <= 4.24 gives |x / sqrt2| < 3); log: b in
+// [0x00800000, 0x7f7fffff], positive normal (bm_log_in_normal_range). A NaN's bits fail every test.
 template <Act A>
-inline float fast_limit() {
-  if constexpr (A == Act::gelu) return 4.24f;
-  else if constexpr (A == Act::sin || A == Act::cos) return 4096.0f;
-  else return 86.0f;
+inline bm_u32 fast_mask() { return A == Act::log ? 0xffffffffu : 0x7fffffffu; }
+template <Act A>
+inline bm_u32 fast_offset() { return A == Act::log ? 0x00800000u : 0u; }
+template <Act A>
+inline bm_u32 fast_top() {
+  if constexpr (A == Act::log) return 0x7effffffu;
+  else if constexpr (A == Act::gelu) return bm_u32(bm_float_bits(4.24f));
+  else if constexpr (A == Act::sin || A == Act::cos) return bm_u32(bm_float_bits(4096.0f));
+  else return bm_u32(bm_float_bits(86.0f));
 }
 
 template <Act A>
@@ -63,6 +73,7 @@ inline float act_fast(float x) {
   else if constexpr (A == Act::sigmoid) return bm_sigmoid_normal(x);
   else if constexpr (A == Act::silu) return bm_silu_normal(x);
   else if constexpr (A == Act::gelu) return bm_gelu_mid(x);
+  else if constexpr (A == Act::log) return bm_log_normal_f32(x);
   else if constexpr (A == Act::sin) return bm_sin_reduced_f32(x);
   else return bm_cos_reduced_f32(x);
 }
@@ -71,18 +82,17 @@ template <Act A>
 void loop(const float* x, float* out, int64_t n) {
   if constexpr (has_fast_form<A>()) {
     // The reduced forms run vectorised over blocks where every element qualifies (almost always);
-    // any other block takes the full form. The test is the largest magnitude's bits: one and and
-    // one unsigned max a vector (a NaN's bits exceed every finite limit's), where two float
-    // comparisons and their masks cost half the gain of exp's reduced form.
+    // any other block takes the full form. The test is one unsigned max over the block (two float
+    // comparisons and their masks a vector cost half the gain of exp's reduced form).
     constexpr int64_t kBlk = 256;
-    const bm_u32 limit = bm_u32(bm_float_bits(fast_limit<A>()));
+    const bm_u32 mask = fast_mask<A>(), offset = fast_offset<A>(), limit = fast_top<A>();
     for (int64_t i = 0; i < n; i += kBlk) {
       const int64_t m = n - i < kBlk ? n - i : kBlk;
       const float* xb = x + i;
       float* ob = out + i;
       bm_u32 top = 0;  // read before anything is written: out may equal x
       for (int64_t k = 0; k < m; ++k) {
-        const bm_u32 b = bm_u32(bm_float_bits(xb[k])) & 0x7fffffffu;
+        const bm_u32 b = (bm_u32(bm_float_bits(xb[k])) & mask) - offset;
         top = top > b ? top : b;
       }
       if (top > limit) {
