@@ -76,7 +76,6 @@ inline float bm_exp_f32(float x) {
 // (scaling by 2^k1 then 2^k2 is exact there, so the bits agree: checked for every such float32).
 // The CPU loops take it for blocks whose inputs all qualify (csrc/cpu/activation_f32.cpp), and
 // formulas whose exp argument stays in range (bm_gelu_mid); shaders call bm_exp_f32.
-inline bool bm_exp_in_normal_range(float x) { return x >= -86.0f && x <= 88.0f; }
 inline float bm_exp_f32_normal(float x) {
   const float v = bm_exp_round(x);
   return bm_bits_float(bm_float_bits(bm_exp_poly(x, v)) + bm_i32(bm_u32(bm_exp_k(v)) << 23));

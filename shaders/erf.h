@@ -151,10 +151,9 @@ inline float bm_gelu(float x) {
   return bm_gelu_from(x, z, bm_erfcx_gelu(bm_fabs(z)), false);
 }
 
-// bm_gelu's bits for x with bm_gelu_in_mid(x) (|x / sqrt2| < 3, not NaN), without the [3, inf)
+// bm_gelu's bits for x with |x / sqrt2| < 3 (not NaN), without the [3, inf)
 // fit and its two divisions, and with exp's normal-range form (its argument is -z^2 > -9): CPU
 // loops take it for blocks where every element qualifies (nearly all, for typical data).
-inline bool bm_gelu_in_mid(float x) { return bm_fabs(x * 0.707106781f) < 3.0f; }
 inline float bm_gelu_mid(float x) {
   const float z = x * 0.707106781f;
   return bm_gelu_from(x, z, bm_erfcx_gelu_low(bm_fabs(z)), true);

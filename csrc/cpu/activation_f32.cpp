@@ -52,9 +52,9 @@ constexpr bool has_fast_form() {
 
 // Which inputs may take it, as a test on the bits b of x that a vector loop does with an and, a
 // subtraction and an unsigned max: (b & fast_mask) - fast_offset <= fast_top. |x| <= L for most
-// (the sign masked off; L inside each form's range: bm_exp_in_normal_range |x| <= 86,
-// bm_trig_in_range, bm_gelu_in_mid where |x| <= 4.24 gives |x / sqrt2| < 3); log: b in
-// [0x00800000, 0x7f7fffff], positive normal (bm_log_in_normal_range). A NaN's bits fail every test.
+// (the sign masked off), L inside each reduced form's range: 86 for exp's normal-range form (valid
+// on [-86, 88]), 4096 for sin and cos, 4.24 for gelu (|x / sqrt2| < 3); log: b in [0x00800000,
+// 0x7f7fffff], positive normal. A NaN's bits fail every test.
 template <Act A>
 inline bm_u32 fast_mask() { return A == Act::log ? 0xffffffffu : 0x7fffffffu; }
 template <Act A>
