@@ -1,9 +1,10 @@
 """The CPU's vectorised float32 loops (csrc/cpu/isa.h: one copy per instruction set, picked at
-startup): exp log sin cos tanh (shaders/bm_exp_f32.h, bm_log_trig_f32.h, activation.h, shared with the shaders) within
-a few ulp of float64 on dense grids and on special values; lengths that leave vector tails, strided
-views and in-place calls give the bits of the contiguous loop; and every copy (BESSEMER_CPU_ISA=base,
-avx2, avx512, as the machine allows) computes the same bits (NaN being one value), for the math, the activations
-and their derivatives, softmax, sum / mean, amax / amin with NaNs and the normalisations."""
+startup): exp log sin cos tanh (shaders/bm_exp_f32.h, bm_log_trig_f32.h, activation.h, shared with
+the shaders) within a few ulp of float64 on dense grids and on special values; lengths that leave
+vector tails, strided views and in-place calls give the bits of the contiguous loop; and every copy
+(BESSEMER_CPU_ISA=base, avx2, avx512, as the machine allows) computes the same bits (NaN being one
+value), for the math, relu and the float32 arithmetic, the activations and their derivatives,
+softmax, sum / mean, amax / amin with NaNs and the normalisations."""
 
 from __future__ import annotations
 
@@ -155,7 +156,8 @@ def grad(fn, v):
 for name, v in [("exp", bm.exp(bm.tensor(x))), ("log", bm.log(bm.tensor(p))), ("sin", bm.sin(bm.tensor(x))),
                 ("cos", bm.cos(bm.tensor(x))), ("tanh", bm.tanh(bm.tensor(x))), ("sigmoid", bm.sigmoid(bm.tensor(x))),
                 ("silu", F.silu(bm.tensor(x))), ("gelu", F.gelu(bm.tensor(x))),
-                ("gelu_tanh", F.gelu(bm.tensor(x), approximate="tanh")),
+                ("gelu_tanh", F.gelu(bm.tensor(x), approximate="tanh")), ("relu", bm.relu(bm.tensor(x))),
+                ("div", bm.tensor(x) / bm.tensor(p)), ("mul_scalar", bm.tensor(x) * 1.7), ("rsub", 1.5 - bm.tensor(x)),
                 ("gelu_grad", grad(F.gelu, x)), ("silu_grad", grad(F.silu, x)),
                 ("gelu_tanh_grad", grad(lambda t: F.gelu(t, approximate="tanh"), x)),
                 ("softmax", bm.softmax(bm.tensor(m), -1)), ("log_softmax", bm.log_softmax(bm.tensor(m), -1)),

@@ -36,7 +36,8 @@ inline float act_one(float x) {
   else if constexpr (A == Act::exp) return bm_exp_f32(x);
   else if constexpr (A == Act::log) return bm_log_f32(x);
   else if constexpr (A == Act::sin) return bm_sin_f32(x);
-  else return bm_cos_f32(x);
+  else if constexpr (A == Act::cos) return bm_cos_f32(x);
+  else return x < 0.0f ? 0.0f : x;  // relu: NaN and -0 pass through, as torch (one vector max)
 }
 
 // The reduced form of an activation that has one, giving the full form's bits where it applies:
@@ -136,6 +137,7 @@ void activation_loop(Act act, const float* x, float* out, int64_t n) {
     case Act::log: return loop<Act::log>(x, out, n);
     case Act::sin: return loop<Act::sin>(x, out, n);
     case Act::cos: return loop<Act::cos>(x, out, n);
+    case Act::relu: return loop<Act::relu>(x, out, n);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cpu/binary_f32.h"
 #include "cpu/elementwise.h"
 #include "cpu/kernels.h"
 
@@ -102,10 +103,33 @@ struct Binary {
   }
 };
 
-template <typename T> using add_kernel = Binary<add_op, T>;
-template <typename T> using sub_kernel = Binary<sub_op, T>;
-template <typename T> using mul_kernel = Binary<mul_op, T>;
-template <typename T> using div_kernel = Binary<div_op, T>;
+// add sub mul div: float32 rows that are dense or a broadcast scalar take binary_f32's loops
+// (compiled for AVX2 / AVX-512); every other dtype and layout takes Binary's.
+template <typename Op, BinF32 B>
+struct DenseF32 {
+  template <typename T>
+  struct K {
+    static void run(const KernelCall& c) {
+      if constexpr (std::is_same_v<T, float> && row_has<T>(Op::id)) {
+        auto f = [](float a, float b) { return Op::f(a, b); };
+        using Ptrs = std::array<char*, 3>;
+        for_each_row<3>({c.out, c.in[0], c.in[1]}, [&f](Ptrs p, std::array<int64_t, 3> st, int64_t n) {
+          const bool dense = st[0] == 4 && (st[1] == 4 || st[1] == 0) && (st[2] == 4 || st[2] == 0) &&
+                             (st[1] | st[2]) != 0;
+          if (!dense) return map2_row<float, float>(f, p, st, n);
+          binary_f32(B, reinterpret_cast<const float*>(p[1]), st[1] / 4, reinterpret_cast<const float*>(p[2]), st[2] / 4,
+                     reinterpret_cast<float*>(p[0]), n);
+        });
+      } else {
+        Binary<Op, T>::run(c);
+      }
+    }
+  };
+};
+template <typename T> using add_kernel = DenseF32<add_op, BinF32::add>::K<T>;
+template <typename T> using sub_kernel = DenseF32<sub_op, BinF32::sub>::K<T>;
+template <typename T> using mul_kernel = DenseF32<mul_op, BinF32::mul>::K<T>;
+template <typename T> using div_kernel = DenseF32<div_op, BinF32::div>::K<T>;
 template <typename T> using maximum_kernel = Binary<maximum_op, T>;
 template <typename T> using minimum_kernel = Binary<minimum_op, T>;
 template <typename T> using eq_kernel = Binary<eq_op, T, true>;

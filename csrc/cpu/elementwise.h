@@ -106,26 +106,32 @@ void map1(const KernelCall& c, F f) {
   });
 }
 
+// One row of map2: o[k] = f(a[k], b[k]) over byte strides st (out, a, b).
+template <typename R, typename T, typename F>
+void map2_row(F& f, std::array<char*, 3> p, std::array<int64_t, 3> st, int64_t n) {
+  R* o = reinterpret_cast<R*>(p[0]);
+  const T* a = reinterpret_cast<const T*>(p[1]);
+  const T* b = reinterpret_cast<const T*>(p[2]);
+  constexpr int64_t sr = sizeof(R), sz = sizeof(T);
+  if (st[0] == sr && st[1] == sz && st[2] == sz) {
+    for (int64_t k = 0; k < n; ++k) o[k] = f(a[k], b[k]);
+  } else if (st[0] == sr && st[1] == sz && st[2] == 0) {
+    const T bv = *b;
+    for (int64_t k = 0; k < n; ++k) o[k] = f(a[k], bv);
+  } else if (st[0] == sr && st[1] == 0 && st[2] == sz) {
+    const T av = *a;
+    for (int64_t k = 0; k < n; ++k) o[k] = f(av, b[k]);
+  } else {
+    for (int64_t k = 0; k < n; ++k)
+      *reinterpret_cast<R*>(p[0] + k * st[0]) = f(at<T>(p[1], k, st[1]), at<T>(p[2], k, st[2]));
+  }
+}
+
 // out[i] = f(a[i], b[i]); f maps (T, T) -> R.
 template <typename R, typename T, typename F>
 void map2(const KernelCall& c, F f) {
   for_each_row<3>({c.out, c.in[0], c.in[1]}, [&f](std::array<char*, 3> p, std::array<int64_t, 3> st, int64_t n) {
-    R* o = reinterpret_cast<R*>(p[0]);
-    const T* a = reinterpret_cast<const T*>(p[1]);
-    const T* b = reinterpret_cast<const T*>(p[2]);
-    constexpr int64_t sr = sizeof(R), sz = sizeof(T);
-    if (st[0] == sr && st[1] == sz && st[2] == sz) {
-      for (int64_t k = 0; k < n; ++k) o[k] = f(a[k], b[k]);
-    } else if (st[0] == sr && st[1] == sz && st[2] == 0) {
-      const T bv = *b;
-      for (int64_t k = 0; k < n; ++k) o[k] = f(a[k], bv);
-    } else if (st[0] == sr && st[1] == 0 && st[2] == sz) {
-      const T av = *a;
-      for (int64_t k = 0; k < n; ++k) o[k] = f(av, b[k]);
-    } else {
-      for (int64_t k = 0; k < n; ++k)
-        *reinterpret_cast<R*>(p[0] + k * st[0]) = f(at<T>(p[1], k, st[1]), at<T>(p[2], k, st[2]));
-    }
+    map2_row<R, T>(f, p, st, n);
   });
 }
 
