@@ -52,31 +52,6 @@ inline float bm_log_f32_old(float x) {
   return x > 0.0f ? (x < inf ? r : x) : (x == 0.0f ? -inf : bm_bits_float(0x7fc00000));
 }
 
-// The same atanh form with bm_log_f32's handling of subnormals and special values (which GCC also
-// vectorises under its default -ftrapping-math, where the select form stays scalar).
-inline float bm_log_f32_old_vec(float x) {
-  const bm_i32 ix = bm_float_bits(x);
-  const bm_i32 sub = ix < 0x00800000 ? 1 : 0;
-  const float xs = x * bm_bits_float(0x3f800000 + sub * 0x0b800000);
-  const bm_i32 b = bm_i32(bm_u32(bm_float_bits(xs)) - bm_u32(0x3f3504f3));
-  const bm_i32 e = (b >> 23) - sub * 23;
-  const float m = bm_bits_float((b & 0x007fffff) + 0x3f3504f3);
-  const float f = m - 1.0f;
-  const float s = f / (2.0f + f);
-  const float z = s * s;
-  float t = 0.22222222f;
-  t = bm_fma(t, z, 0.28571429f);
-  t = bm_fma(t, z, 0.40000001f);
-  t = bm_fma(t, z, 0.66666669f);
-  t = t * z;
-  const float hf = 0.5f * f * f;
-  const float ef = float(e);
-  const float r = bm_fma(ef, 0.693359375f, f - (hf - bm_fma(s, hf + t, ef * -2.12194440e-4f)));
-  const float inf = bm_bits_float(0x7f800000);
-  const float sp = (bm_u32(ix) << 1) == 0u ? -inf : (ix == 0x7f800000 ? x : bm_bits_float(0x7fc00000));
-  return r + (bm_u32(ix) - 1u < 0x7f7fffffu ? 0.0f : sp);
-}
-
 // The bm_tanh that expm1's form replaced (a polynomial below 0.625 and (1 - e) / (1 + e) above, both
 // evaluated for every element).
 inline float bm_tanh_old(float x) {
@@ -136,7 +111,6 @@ struct Entry {
 
 const Entry kEntries[] = {
     {"log_old", loop_plain<bm_log_f32_old>, 1e-3f, 1e3f, true},
-    {"log_old_vec", loop_plain<bm_log_f32_old_vec>, 1e-3f, 1e3f, true},
     {"log", loop_plain<bm_log_f32>, 1e-3f, 1e3f, true},
     {"log_blocks", loop_blocks<bm_log_f32, bm_log_normal_f32, BM_POSITIVE_NORMAL>, 1e-3f, 1e3f, true},
     {"exp", loop_plain<bm_exp_f32>, -20.0f, 20.0f, false},
