@@ -114,10 +114,11 @@ inline float bm_exp_neg_sq(float x, float s) {
   const float hi = x * x;
   return bm_exp_neg_sq_from(bm_exp_f32(-s * hi), x, hi, s);
 }
-// The same bits where s * x^2 <= 86 (bm_exp_f32_normal's range).
+// The same bits where s * x^2 <= 86 (bm_exp_f32_normal's range, where e is never 0: no test).
 inline float bm_exp_neg_sq_normal(float x, float s) {
   const float hi = x * x;
-  return bm_exp_neg_sq_from(bm_exp_f32_normal(-s * hi), x, hi, s);
+  const float e = bm_exp_f32_normal(-s * hi);
+  return bm_fma(-e, s * bm_fma(x, x, -hi), e);
 }
 
 inline float bm_erfc_large(float z) { return bm_exp_neg_sq(z, 1.0f) * bm_erfcx(z); }  // z >= 0.5
