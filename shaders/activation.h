@@ -28,6 +28,8 @@ inline float bm_silu_normal(float x) { return x * bm_sigmoid_normal(x); }
 // The tanh approximation x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as the
 // identical x * sigmoid(2u), whose stable form does not cancel for x < 0.
 inline float bm_gelu_tanh(float x) { return x * bm_sigmoid(1.59576912f * (x + 0.044715f * x * x * x)); }
+// The same bits for |x| <= 9 (|2u| < 67, exp's normal-range form).
+inline float bm_gelu_tanh_normal(float x) { return x * bm_sigmoid_normal(1.59576912f * (x + 0.044715f * x * x * x)); }
 
 // tanh(|x|) = e / (e + 2), e = expm1(2|x|), the sign of x put back on the result (so tanh(-0) = -0).
 // expm1 keeps its relative precision at small arguments, so one form serves every x, with no

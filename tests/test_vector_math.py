@@ -70,6 +70,7 @@ def test_special_values_like_torch(device, name):
 OPS = {
     "exp": bm.exp, "log": lambda t: bm.log(bm.abs(t)), "sin": bm.sin, "cos": bm.cos, "tanh": bm.tanh,
     "sigmoid": bm.sigmoid, "silu": bm.nn.functional.silu, "gelu": bm.nn.functional.gelu,
+    "gelu_tanh": lambda t: bm.nn.functional.gelu(t, approximate="tanh"),
 }
 
 
@@ -103,7 +104,7 @@ def test_tails_views_and_in_place_match_the_contiguous_loop(name):
 # the same values in a block with one value outside (the breaker) take the full form, and both give
 # the same bits. (op: (limit, breaker); OPS["log"] is log(|x|), so its breaker is 0.)
 REDUCED = {"exp": (86.0, 200.0), "sigmoid": (86.0, 200.0), "silu": (86.0, 200.0), "gelu": (4.24, 10.0),
-           "sin": (4096.0, 9000.0), "cos": (4096.0, 9000.0), "log": (3e38, 0.0)}
+           "gelu_tanh": (9.0, 20.0), "sin": (4096.0, 9000.0), "cos": (4096.0, 9000.0), "log": (3e38, 0.0)}
 
 
 @pytest.mark.parametrize("name", list(REDUCED))
@@ -119,6 +120,32 @@ def test_reduced_forms_give_the_full_forms_bits(name):
         x = inside[start:start + 255]
         reduced = OPS[name](bm.tensor(x)).numpy()  # one block, every |x| within the limit
         full = OPS[name](bm.tensor(np.append(x, np.float32(breaker)))).numpy()[:-1]
+        assert np.array_equal(reduced.view(np.int32), full.view(np.int32)), f"{name} at block {start}"
+
+
+def _derivative(fn):
+    """x -> fn'(x) through autograd (the activation's backward kernel with a gradient of ones)."""
+    def d(x: np.ndarray) -> np.ndarray:
+        t = bm.tensor(x, requires_grad=True)
+        fn(t).sum().backward()
+        return t.grad.numpy()
+    return d
+
+
+# The derivatives' reduced forms in the same scheme: (limit, breaker) as REDUCED.
+REDUCED_GRADS = {"gelu": (OPS["gelu"], 4.24, 10.0), "gelu_tanh": (OPS["gelu_tanh"], 9.0, 20.0),
+                 "silu": (OPS["silu"], 86.0, 200.0)}
+
+
+@pytest.mark.parametrize("name", list(REDUCED_GRADS))
+def test_reduced_derivatives_give_the_full_forms_bits(name):
+    fn, limit, breaker = REDUCED_GRADS[name]
+    d = _derivative(fn)
+    rng = np.random.default_rng(19)
+    inside = np.concatenate([rng.uniform(-limit, limit, 3000), [limit, -limit, 0.0, -0.0, 1e-45]]).astype(np.float32)
+    for start in range(0, inside.size, 255):
+        x = inside[start:start + 255]
+        reduced, full = d(x), d(np.append(x, np.float32(breaker)))[:-1]
         assert np.array_equal(reduced.view(np.int32), full.view(np.int32)), f"{name} at block {start}"
 
 

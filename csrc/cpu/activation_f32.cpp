@@ -48,14 +48,14 @@ inline float act_one(float x) {
 template <Act A>
 constexpr bool has_fast_form() {
   return A == Act::exp || A == Act::sigmoid || A == Act::silu || A == Act::sin || A == Act::cos || A == Act::gelu ||
-         A == Act::log;
+         A == Act::gelu_tanh || A == Act::log;
 }
 
 // Which inputs may take it, as a test on the bits b of x that a vector loop does with an and, a
 // subtraction and an unsigned max: (b & fast_mask) - fast_offset <= fast_top. |x| <= L for most
 // (the sign masked off), L inside each reduced form's range: 86 for exp's normal-range form (valid
-// on [-86, 88]), 4096 for sin and cos, 4.24 for gelu (|x / sqrt2| < 3); log: b in [0x00800000,
-// 0x7f7fffff], positive normal. A NaN's bits fail every test.
+// on [-86, 88]), 4096 for sin and cos, 4.24 for gelu (|x / sqrt2| < 3), 9 for gelu_tanh (|2u| < 67);
+// log: b in [0x00800000, 0x7f7fffff], positive normal. A NaN's bits fail every test.
 template <Act A>
 inline bm_u32 fast_mask() { return A == Act::log ? 0xffffffffu : 0x7fffffffu; }
 template <Act A>
@@ -64,6 +64,7 @@ template <Act A>
 inline bm_u32 fast_top() {
   if constexpr (A == Act::log) return 0x7effffffu;
   else if constexpr (A == Act::gelu) return bm_u32(bm_float_bits(4.24f));
+  else if constexpr (A == Act::gelu_tanh) return bm_u32(bm_float_bits(9.0f));
   else if constexpr (A == Act::sin || A == Act::cos) return bm_u32(bm_float_bits(4096.0f));
   else return bm_u32(bm_float_bits(86.0f));
 }
@@ -74,6 +75,7 @@ inline float act_fast(float x) {
   else if constexpr (A == Act::sigmoid) return bm_sigmoid_normal(x);
   else if constexpr (A == Act::silu) return bm_silu_normal(x);
   else if constexpr (A == Act::gelu) return bm_gelu_mid(x);
+  else if constexpr (A == Act::gelu_tanh) return bm_gelu_tanh_normal(x);
   else if constexpr (A == Act::log) return bm_log_normal_f32(x);
   else if constexpr (A == Act::sin) return bm_sin_reduced_f32(x);
   else return bm_cos_reduced_f32(x);
@@ -108,11 +110,48 @@ void loop(const float* x, float* out, int64_t n) {
 }
 
 template <ActGrad A>
+inline float grad_one(float x) {
+  if constexpr (A == ActGrad::gelu) return bm_gelu_grad(x);
+  else if constexpr (A == ActGrad::gelu_tanh) return bm_gelu_tanh_grad(x);
+  else return bm_silu_grad(x);
+}
+
+// The derivatives' reduced forms (the same bits), and the |x| up to which a block may take them:
+// gelu's below |x / sqrt2| < 3 with exp's normal-range form; gelu_tanh's and silu's with exp's
+// normal-range form (|2u| < 67 for |x| <= 9; |x| <= 86).
+template <ActGrad A>
+inline float grad_fast(float x) {
+  if constexpr (A == ActGrad::gelu) return bm_gelu_grad_mid(x);
+  else if constexpr (A == ActGrad::gelu_tanh) return bm_gelu_tanh_grad_normal(x);
+  else return bm_silu_grad_normal(x);
+}
+template <ActGrad A>
+inline float grad_fast_limit() {
+  if constexpr (A == ActGrad::gelu) return 4.24f;
+  else if constexpr (A == ActGrad::gelu_tanh) return 9.0f;
+  else return 86.0f;
+}
+
+// Blocks of 256 as loop() does: the largest |x| of the block, from its bits, picks the form.
+template <ActGrad A>
 void grad_loop(const float* g, const float* x, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (A == ActGrad::gelu) out[i] = g[i] * bm_gelu_grad(x[i]);
-    else if constexpr (A == ActGrad::gelu_tanh) out[i] = g[i] * bm_gelu_tanh_grad(x[i]);
-    else out[i] = g[i] * bm_silu_grad(x[i]);
+  constexpr int64_t kBlk = 256;
+  const bm_u32 limit = bm_u32(bm_float_bits(grad_fast_limit<A>()));
+  for (int64_t i = 0; i < n; i += kBlk) {
+    const int64_t m = n - i < kBlk ? n - i : kBlk;
+    const float* gb = g + i;
+    const float* xb = x + i;
+    float* ob = out + i;
+    bm_u32 top = 0;  // read before anything is written: out may equal g or x
+    for (int64_t k = 0; k < m; ++k) {
+      const bm_u32 b = bm_u32(bm_float_bits(xb[k])) & 0x7fffffffu;
+      top = top > b ? top : b;
+    }
+    if (top > limit) {
+      for (int64_t k = 0; k < m; ++k) ob[k] = gb[k] * grad_one<A>(xb[k]);
+    } else {
+      for (int64_t k = 0; k < m; ++k) ob[k] = gb[k] * grad_fast<A>(xb[k]);
+    }
   }
 }
 
