@@ -56,6 +56,16 @@ constexpr bool has_fast_form() {
 // (the sign masked off), L inside each reduced form's range: 86 for exp's normal-range form (valid
 // on [-86, 88]), 4096 for sin and cos, 4.24 for gelu (|x / sqrt2| < 3), 9 for gelu_tanh (|2u| < 67);
 // log: b in [0x00800000, 0x7f7fffff], positive normal. A NaN's bits fail every test.
+// Whether every x[0..m) passes the test (bits & mask) - offset <= top: one unsigned max a vector.
+inline bool block_fits(const float* x, int64_t m, bm_u32 mask, bm_u32 offset, bm_u32 top) {
+  bm_u32 hi = 0;
+  for (int64_t k = 0; k < m; ++k) {
+    const bm_u32 b = (bm_u32(bm_float_bits(x[k])) & mask) - offset;
+    hi = hi > b ? hi : b;
+  }
+  return hi <= top;
+}
+
 template <Act A>
 inline bm_u32 fast_mask() { return A == Act::log ? 0xffffffffu : 0x7fffffffu; }
 template <Act A>
@@ -93,12 +103,7 @@ void loop(const float* x, float* out, int64_t n) {
       const int64_t m = n - i < kBlk ? n - i : kBlk;
       const float* xb = x + i;
       float* ob = out + i;
-      bm_u32 top = 0;  // read before anything is written: out may equal x
-      for (int64_t k = 0; k < m; ++k) {
-        const bm_u32 b = (bm_u32(bm_float_bits(xb[k])) & mask) - offset;
-        top = top > b ? top : b;
-      }
-      if (top > limit) {
+      if (!block_fits(xb, m, mask, offset, limit)) {  // read before anything is written: out may equal x
         for (int64_t k = 0; k < m; ++k) ob[k] = act_one<A>(xb[k]);
       } else {
         for (int64_t k = 0; k < m; ++k) ob[k] = act_fast<A>(xb[k]);
@@ -142,12 +147,7 @@ void grad_loop(const float* g, const float* x, float* out, int64_t n) {
     const float* gb = g + i;
     const float* xb = x + i;
     float* ob = out + i;
-    bm_u32 top = 0;  // read before anything is written: out may equal g or x
-    for (int64_t k = 0; k < m; ++k) {
-      const bm_u32 b = bm_u32(bm_float_bits(xb[k])) & 0x7fffffffu;
-      top = top > b ? top : b;
-    }
-    if (top > limit) {
+    if (!block_fits(xb, m, 0x7fffffffu, 0u, limit)) {  // read before anything is written: out may equal g or x
       for (int64_t k = 0; k < m; ++k) ob[k] = gb[k] * grad_one<A>(xb[k]);
     } else {
       for (int64_t k = 0; k < m; ++k) ob[k] = gb[k] * grad_fast<A>(xb[k]);
