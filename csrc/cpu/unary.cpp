@@ -48,25 +48,6 @@ BM_UNARY(neg, return wrap_neg(x))
 BM_UNARY(abs, if constexpr (std::is_floating_point_v<C>) return std::abs(x); else return x < C(0) ? wrap_neg(x) : x)
 // x < 0 rather than x > 0: NaN and -0.0 pass through unchanged, as in torch.
 BM_UNARY(relu, return x < C(0) ? C(0) : x)
-// relu on contiguous float32 rows: the loop of activation_f32, compiled for AVX2 / AVX-512 (this
-// file's own loops are baseline SSE2: relu_ on an L2-sized ResNet activation ran at 0.3-0.6x torch).
-template <typename T>
-struct ReluKernel {
-  static void run(const KernelCall& c) {
-    if constexpr (std::is_same_v<T, float>) {
-      for_each_row<2>({c.out, c.in[0]}, [](std::array<char*, 2> p, std::array<int64_t, 2> st, int64_t n) {
-        if (st[0] == 4 && st[1] == 4)
-          return activation_f32(Act::relu, reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
-        for (int64_t k = 0; k < n; ++k) {  // strided or broadcast rows
-          const float x = *reinterpret_cast<const float*>(p[1] + k * st[1]);
-          *reinterpret_cast<float*>(p[0] + k * st[0]) = x < 0.0f ? 0.0f : x;
-        }
-      });
-    } else {
-      relu_kernel<T>::run(c);
-    }
-  }
-};
 BM_UNARY(sqrt, return std::sqrt(x))
 BM_UNARY(rsqrt, return C(1) / std::sqrt(x))
 #undef BM_UNARY
@@ -132,6 +113,16 @@ template <typename T> using sigmoid_kernel = ActKernel<OpId::sigmoid, Act::sigmo
 template <typename T> using silu_kernel = ActKernel<OpId::silu, Act::silu>::K<T>;
 template <typename T> using gelu_kernel = ActKernel<OpId::gelu, Act::gelu>::K<T>;
 template <typename T> using gelu_tanh_kernel = ActKernel<OpId::gelu_tanh, Act::gelu_tanh>::K<T>;
+// relu: the floating types through activation_f32's loop like the activations above (compiled for
+// AVX2 / AVX-512; this file's own loops are baseline SSE2, and relu_ on an L2-sized ResNet
+// activation ran at 0.3-0.6x torch there), the integers through relu_kernel.
+template <typename T>
+struct ReluKernel {
+  static void run(const KernelCall& c) {
+    if constexpr (is_float_v<T>) ActKernel<OpId::relu, Act::relu>::K<T>::run(c);
+    else relu_kernel<T>::run(c);
+  }
+};
 
 // clamp(x, min, max) = min(max(x, lo), hi) as torch computes it: a NaN input stays NaN, a NaN
 // bound makes every result NaN, and lo > hi gives hi everywhere.
