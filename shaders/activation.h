@@ -45,12 +45,10 @@ inline float bm_gelu_tanh_normal(float x) { return x * bm_sigmoid_normal(1.59576
 inline float bm_tanh(float x) {
   const float a = bm_fabs(x);
   const float y = 2.0f * (a > 9.02f ? 9.02f : a);  // NaN passes the comparison
-  const float kMagic = 12582912.0f;  // k = round(y / ln2), as in bm_exp_f32
-  const float v = bm_fma(y, 1.44269504088896341f, kMagic);
-  const float kf = v - kMagic;
-  const bm_i32 k = bm_float_bits(v) - bm_float_bits(kMagic);
-  // r = y - k ln2 (Cody-Waite: k * 0.693359375 is exact, so the first fma rounds as y - k ln2_hi)
-  const float r = bm_fma(kf, 2.12194440e-4f, bm_fma(kf, -0.693359375f, y));
+  // y = k ln2 + r with exp's reduction (bm_exp_f32.h)
+  const float v = bm_exp_round(y);
+  const bm_i32 k = bm_exp_k(v);
+  const float r = bm_exp_reduce(y, v);
   float p = 0.00019824107585009187f;
   p = bm_fma(p, r, 0.0013933288864791393f);
   p = bm_fma(p, r, 0.0083334194496274f);

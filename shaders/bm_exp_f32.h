@@ -38,11 +38,13 @@ inline float bm_fabs(float x) { return std::fabs(x); }
 // float->int conversion of a possible NaN), and exp(r) for r = x - k ln2.
 inline float bm_exp_round(float x) { return bm_fma(x, 1.44269504088896341f, 12582912.0f); }
 inline bm_i32 bm_exp_k(float v) { return bm_float_bits(v) - bm_float_bits(12582912.0f); }
-inline float bm_exp_poly(float x, float v) {
+// r = x - k ln2 in two steps (Cody-Waite): k * 0.693359375 is exact for |k| <= 2^14.
+inline float bm_exp_reduce(float x, float v) {
   const float kf = v - 12582912.0f;
-  // r = x - k ln2 in two steps (Cody-Waite): k * 0.693359375 is exact for |k| <= 2^14.
-  float r = x - kf * 0.693359375f;
-  r = bm_fma(kf, 2.12194440e-4f, r);
+  return bm_fma(kf, 2.12194440e-4f, x - kf * 0.693359375f);
+}
+inline float bm_exp_poly(float x, float v) {
+  const float r = bm_exp_reduce(x, v);
   // exp(r) for |r| <= ln2 / 2: 1 + r + r^2 q(r), q of degree 4 fitted for minimax relative error
   // (3e-9, below float32 rounding; the degree-7 Taylor series it replaces cost two more operations
   // for the same 1.2 ulp; degree 5 would give 2.4 ulp).
