@@ -206,6 +206,23 @@ def test_blas_large(device, dtype):
     assert_close(ta.T.contiguous().T @ tb, va @ vb, rtol, atol)
 
 
+# x @ w.T with few rows (nn.Linear at a small batch): the cpu turns it into w @ x.T and transposes
+# the result (csrc/cpu/blas.cpp, up to 64 rows); the operands in place with leading dimensions.
+@pytest.mark.parametrize("device,dtype", device_dtypes([bm.float32, bm.float64]))
+@pytest.mark.parametrize("m", [2, 8, 64])
+@pytest.mark.parametrize("la", ["contiguous", "leading_dim"])
+@pytest.mark.parametrize("lb", ["transposed", "leading_dim_T"])
+def test_few_rows_times_transposed(device, dtype, m, la, lb):
+    ta, va = rand((m, 33), dtype, seed=19, device=device)
+    tb, vb = rand((33, 300), dtype, seed=20, device=device)
+    a, b = views(ta, va)[la], views(tb, vb)[lb]
+    rtol, atol = (1e-5, 1e-5) if dtype == bm.float32 else (1e-12, 1e-12)
+    assert_close(a @ b, va @ vb, rtol, atol)
+    w = views(tb, vb)["transposed"].T  # (300, 33) contiguous: linear's weight
+    bias = bm.tensor(np.arange(300, dtype=np.float64), dtype=dtype, device=device)
+    assert_close(bm.nn.functional.linear(a, w, bias), va @ vb + np.arange(300), rtol, atol)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_matmul_operator_and_function_agree(device):
     ta, va = rand((2, 3, 4), seed=17, device=device)
