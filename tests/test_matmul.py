@@ -3,6 +3,10 @@ batch folding, and the blocked fallback kernel on sizes that cross its cache blo
 on every device; on Metal the same cases exercise the tiled kernel (edge tiles, strided loads, merged
 and folded batch dims)."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -206,15 +210,17 @@ def test_blas_large(device, dtype):
     assert_close(ta.T.contiguous().T @ tb, va @ vb, rtol, atol)
 
 
-# x @ w.T with few rows (nn.Linear at a small batch): the cpu turns it into w @ x.T and transposes
-# the result (csrc/cpu/blas.cpp, up to 64 rows); the operands in place with leading dimensions.
+# x @ w.T with few rows (nn.Linear at a small batch): on the cpu, float32 with 2-16 rows takes the
+# dot-product kernel (csrc/cpu/gemm_nt.cpp; k of 7, 33 and 48 for its 16-lane tails), and up to 64
+# rows (float64 from 2) turn into w @ x.T with the result transposed (csrc/cpu/blas.cpp); the
+# operands in place with leading dimensions.
 @pytest.mark.parametrize("device,dtype", device_dtypes([bm.float32, bm.float64]))
-@pytest.mark.parametrize("m", [2, 8, 64])
+@pytest.mark.parametrize("m,k", [(2, 33), (5, 7), (8, 48), (16, 33), (17, 33), (64, 33)])
 @pytest.mark.parametrize("la", ["contiguous", "leading_dim"])
 @pytest.mark.parametrize("lb", ["transposed", "leading_dim_T"])
-def test_few_rows_times_transposed(device, dtype, m, la, lb):
-    ta, va = rand((m, 33), dtype, seed=19, device=device)
-    tb, vb = rand((33, 300), dtype, seed=20, device=device)
+def test_few_rows_times_transposed(device, dtype, m, k, la, lb):
+    ta, va = rand((m, k), dtype, seed=19, device=device)
+    tb, vb = rand((k, 300), dtype, seed=20, device=device)
     a, b = views(ta, va)[la], views(tb, vb)[lb]
     rtol, atol = (1e-5, 1e-5) if dtype == bm.float32 else (1e-12, 1e-12)
     assert_close(a @ b, va @ vb, rtol, atol)
@@ -348,3 +354,33 @@ def test_matrix_vector_products_every_orientation(dtype, m, n, ta, tb):
         tb_ = bm.tensor(np.pad(b, ((0, 0), (0, 4)))).to(dtype)[:, :n]
     got = (ta_ @ tb_).numpy()
     np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+
+
+_NT_CHILD = r"""
+import hashlib, sys
+import numpy as np
+import bessemer as bm
+rng = np.random.default_rng(21)
+h = hashlib.sha256()
+for m, n, k in [(2, 5, 1), (3, 7, 15), (16, 33, 16), (5, 100, 17), (8, 1000, 512), (13, 64, 1000)]:
+    x, w = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((n, k), dtype=np.float32)
+    h.update((bm.tensor(x) @ bm.tensor(w).T).numpy().tobytes())
+print(bm._core.build_info()["cpu_isa"], h.hexdigest())
+"""
+
+
+def test_few_rows_kernel_same_bits_on_every_wide_copy_and_thread_count():
+    """gemm_nt.cpp's AVX2 and AVX-512 copies add the same products in the same lanes and tree, and
+    each output is one thread's: the same bits for either copy and 1 or 2 threads."""
+    best = bm._core.build_info()["cpu_isa"]
+    isas = {"avx512": ["avx2", "avx512"], "avx2": ["avx2"]}.get(best, [])
+    assert isas or best == "base"  # the baseline copy hands these products to BLAS: nothing to compare
+    got = set()
+    for isa in isas:
+        for threads in ("1", "2"):
+            env = dict(os.environ, BESSEMER_CPU_ISA=isa, BESSEMER_NUM_THREADS=threads)
+            out = subprocess.run([sys.executable, "-c", _NT_CHILD], env=env, capture_output=True, text=True,
+                                 check=True).stdout.split()
+            assert out[0] == isa
+            got.add(out[1])
+    assert len(got) <= 1

@@ -17,6 +17,7 @@
 #include "core/parallel.h"
 #include "cpu/allocator.h"
 #include "cpu/blas_threads.h"
+#include "cpu/gemm_nt.h"
 
 namespace bm::cpu {
 
@@ -111,10 +112,12 @@ void gemm_any(const Gemm& call, bool ta, bool tb, blas_int m, blas_int n, blas_i
       ~Buf() { host_free(p, bytes); }
     } d{static_cast<T*>(host_alloc(bytes)), bytes};
     gemm_split<T>(call, false, true, n, m, k, b, ldb, a, lda, d.p, m, T(0));  // d = op(b)^T @ op(a)^T
+    // d read in order, c written as m sequential rows (reading d a column at a time took one
+    // cache line an element).
     const T* dp = d.p;
-    parallel_for(0, m, std::max<int64_t>(1, (int64_t(1) << 14) / n), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = dp[j * m + i];
+    parallel_for(0, n, std::max<int64_t>(1, (int64_t(1) << 14) / m), [&](int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = 0; i < m; ++i) c[i * ldc + j] = dp[j * m + i];
     });
     return;
   }
@@ -126,6 +129,8 @@ void gemm_any(const Gemm& call, bool ta, bool tb, blas_int m, blas_int n, blas_i
 
 void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
           blas_int ldb, float* c, blas_int ldc, float beta) {
+  // x @ w^T with a few rows of x: dot products along the rows, read in place (gemm_nt.cpp).
+  if (!ta && tb && beta == 0.0f && m >= 2 && m <= kGemmNtRows && gemm_nt_f32(m, n, k, a, lda, b, ldb, c, ldc)) return;
   gemm_any<float>(BM_CBLAS(sgemm), ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
 }
 
