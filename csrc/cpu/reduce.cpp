@@ -35,6 +35,7 @@ template <typename T>
 struct SumOp {
   using State = sum_acc_t<T>;
   static constexpr bool kPlainLoad = true;
+  static constexpr bool kSumF32 = std::is_same_v<T, float> && std::is_same_v<State, float>;  // reduce_rows.cpp
   State identity() const { return State(0); }
   template <typename V>
   static V comb(V a, V b) { return a + b; }
@@ -58,6 +59,7 @@ template <typename T>
 struct MeanOp {
   using State = float_acc_t<T>;
   static constexpr bool kPlainLoad = true;
+  static constexpr bool kSumF32 = std::is_same_v<T, float> && std::is_same_v<State, float>;
   State n;  // elements per output
   State identity() const { return State(0); }
   template <typename V>

@@ -152,6 +152,17 @@ struct ExtremeF32<Op, std::void_t<decltype(Op::kExtremeF32)>> {
   static constexpr int value = Op::kExtremeF32;
 };
 
+// Ops may name kSumF32 = true (float32 sum and mean, accumulated in float32): their contiguous runs
+// then go to reduce_rows.cpp's copies of tree_reduce_contig, compiled per instruction set.
+template <typename Op, typename = void>
+struct SumF32 {
+  static constexpr bool value = false;
+};
+template <typename Op>
+struct SumF32<Op, std::void_t<decltype(Op::kSumF32)>> {
+  static constexpr bool value = Op::kSumF32;
+};
+
 // One run of n elements at byte stride st, for output m.
 template <typename T, typename Op>
 typename Op::State reduce_run(const Op& op, const char* p, int64_t st, int64_t n, int64_t m) {
@@ -160,6 +171,8 @@ typename Op::State reduce_run(const Op& op, const char* p, int64_t st, int64_t n
   if (st == int64_t(sizeof(T))) {
     if constexpr (ExtremeF32<Op>::value != 0) {
       return extreme_contig_f32(reinterpret_cast<const float*>(p), n, op.identity(), ExtremeF32<Op>::value > 0);
+    } else if constexpr (SumF32<Op>::value) {
+      return sum_contig_f32(reinterpret_cast<const float*>(p), n);
     } else if constexpr (kVectorOp<T, Op>) {
       // same-size integers (int64 summed as uint64) reinterpret exactly
       return tree_reduce_contig<S>(reinterpret_cast<const S*>(p), n, op.identity(), comb);
