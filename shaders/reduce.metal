@@ -53,7 +53,7 @@ struct SumOp {
   typedef conditional_t<is_floating_point_v<T>, float, long> S;
   static S identity() { return S(0); }
   static S load(T x, long) { return S(x); }
-  static S combine(S a, S b) { return a + b; }
+  static S combine(S a, S b) { return wrap_add(a, b); }
   static S simd_reduce(S v) { return simd_all_sum(v); }
   static void store(device Out* out, long at, S s, constant ReduceArgs&) { out[at] = Out(s); }
 };
@@ -64,9 +64,9 @@ template <typename T>
 struct ProdOp : SumOp<T> {
   typedef typename SumOp<T>::S S;
   static S identity() { return S(1); }
-  static S combine(S a, S b) { return a * b; }
+  static S combine(S a, S b) { return wrap_mul(a, b); }
   static S simd_reduce(S v) {
-    for (ushort m = BM_SIMD_WIDTH / 2; m > 0; m >>= 1) v *= simd_xor_shuffle(v, m);
+    for (ushort m = BM_SIMD_WIDTH / 2; m > 0; m >>= 1) v = wrap_mul(v, simd_xor_shuffle(v, m));
     return v;
   }
 };

@@ -15,12 +15,20 @@ inline long simd_xor_shuffle(long v, ushort m) {
   return as_type<long>(simd_shuffle_xor(as_type<uint2>(v), m));
 }
 
-// Sums. float uses the hardware reduction; integer sums are exact, so a butterfly gives every
-// lane the same value.
+// int64 sums and products wrap around, as torch's do: added and multiplied as ulong, where
+// overflow is defined (a signed overflow is undefined behaviour in the C++ the simulator runs the
+// shaders as; UBSan reported prod's). The float overloads let a template use either state type.
+inline long wrap_add(long a, long b) { return as_type<long>(as_type<ulong>(a) + as_type<ulong>(b)); }
+inline long wrap_mul(long a, long b) { return as_type<long>(as_type<ulong>(a) * as_type<ulong>(b)); }
+inline float wrap_add(float a, float b) { return a + b; }
+inline float wrap_mul(float a, float b) { return a * b; }
+
+// Sums. float uses the hardware reduction; integer sums are exact (modulo 2^64), so a butterfly
+// gives every lane the same value.
 inline float simd_all_sum(float v) { return simd_sum(v); }
 inline float2 simd_all_sum(float2 v) { return simd_sum(v); }
 inline long simd_all_sum(long v) {
-  for (ushort m = BM_SIMD_WIDTH / 2; m > 0; m >>= 1) v += simd_xor_shuffle(v, m);
+  for (ushort m = BM_SIMD_WIDTH / 2; m > 0; m >>= 1) v = wrap_add(v, simd_xor_shuffle(v, m));
   return v;
 }
 

@@ -172,6 +172,8 @@ def test_integer_dtype_rules(device):
         np.testing.assert_array_equal(got.numpy(), torch.prod(t, 1, keepdim=True).numpy())
     big = bm.tensor([2**40, 2**30], device=device)  # int64 products wrap as torch's
     assert bm.prod(big).item() == torch.prod(torch.tensor([2**40, 2**30])).item()
+    huge = [2**62, 2**62, 2**62, -(2**62)]  # and so do sums (on Metal computed as ulong: no signed overflow)
+    assert bm.tensor(huge, device=device).sum().item() == torch.tensor(huge).sum().item()
 
 
 @pytest.mark.parametrize("device", DEVICES)
