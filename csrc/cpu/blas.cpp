@@ -13,6 +13,7 @@
 #include "cpu/blas.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "core/parallel.h"
 #include "cpu/allocator.h"
@@ -100,17 +101,19 @@ void gemv_split(const Gemv& call, bool trans, blas_int rows, blas_int cols, cons
 // at 256 rows even. Turning d costs m n copies, a few microseconds for such m.
 constexpr blas_int kTurnRows = 64;
 
+// c = op(a) @ op(b) + beta c. x @ w^T with a few rows of x (tb, beta 0) takes one of the two
+// paths above: float32 with up to kGemmNtRows rows the dot-product kernel (gemm_nt.cpp, where this
+// CPU has one), otherwise up to kTurnRows rows the turned product.
 template <typename T, typename Gemm>
 void gemm_any(const Gemm& call, bool ta, bool tb, blas_int m, blas_int n, blas_int k, const T* a, blas_int lda,
               const T* b, blas_int ldb, T* c, blas_int ldc, T beta) {
+  const bool few_rows_nt = !ta && tb && beta == T(0) && m > 1;
+  if constexpr (std::is_same_v<T, float>) {
+    if (few_rows_nt && m <= kGemmNtRows && gemm_nt_f32(m, n, k, a, lda, b, ldb, c, ldc)) return;
+  }
 #if defined(BESSEMER_BLAS_SCIPY_OPENBLAS)
-  if (!ta && tb && beta == T(0) && m > 1 && m <= kTurnRows && m < n) {
-    const size_t bytes = size_t(m) * size_t(n) * sizeof(T);
-    struct Buf {
-      T* p;
-      size_t bytes;
-      ~Buf() { host_free(p, bytes); }
-    } d{static_cast<T*>(host_alloc(bytes)), bytes};
+  if (few_rows_nt && m <= kTurnRows && m < n) {
+    Scratch<T> d(int64_t(m) * n);
     gemm_split<T>(call, false, true, n, m, k, b, ldb, a, lda, d.p, m, T(0));  // d = op(b)^T @ op(a)^T
     // d read in order, c written as m sequential rows (reading d a column at a time took one
     // cache line an element).
@@ -129,8 +132,6 @@ void gemm_any(const Gemm& call, bool ta, bool tb, blas_int m, blas_int n, blas_i
 
 void gemm(bool ta, bool tb, blas_int m, blas_int n, blas_int k, const float* a, blas_int lda, const float* b,
           blas_int ldb, float* c, blas_int ldc, float beta) {
-  // x @ w^T with a few rows of x: dot products along the rows, read in place (gemm_nt.cpp).
-  if (!ta && tb && beta == 0.0f && m >= 2 && m <= kGemmNtRows && gemm_nt_f32(m, n, k, a, lda, b, ldb, c, ldc)) return;
   gemm_any<float>(BM_CBLAS(sgemm), ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
 }
 

@@ -1,5 +1,5 @@
 // Pieces the CPU convolution kernels share (conv.cpp: the forward; conv_backward.cpp: the input
-// and weight gradients): the geometry, scratch memory, column blocks, the unfolding of input
+// and weight gradients): the geometry, column blocks, the unfolding of input
 // patches (im2col), and the staging of operands in the compute type A (float for float32 and the
 // half types, double for float64).
 #pragma once
@@ -49,19 +49,6 @@ inline void valid_range(int64_t out_len, int64_t in_len, int64_t stride, int64_t
   *hi = b < 0 ? 0 : std::min(out_len, b / stride + 1);
   if (*hi < *lo) *hi = *lo;
 }
-
-// Scratch memory from the host allocator's cache (no page faults per call, no zeroing).
-template <typename A>
-struct Scratch {
-  A* p = nullptr;
-  size_t bytes = 0;
-  explicit Scratch(int64_t n) : bytes(size_t(std::max<int64_t>(n, 1)) * sizeof(A)) {
-    p = static_cast<A*>(host_alloc(bytes));
-  }
-  ~Scratch() { host_free(p, bytes); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
 
 // A block of output columns of one group: images [n0, n1) and pixels [p0, p1) of each.
 struct Block {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -27,7 +28,7 @@ namespace {
 constexpr int kK = 32;
 constexpr int64_t kLeaf = 256;
 // The column loop asks for the line this far ahead (reduce_engine.h's kPrefetchBytes says why).
-// The row loops (sum_leaf, scan) ask for nothing: a run read front to back is what the hardware
+// The row loops (leaf_exact, scan) ask for nothing: a run read front to back is what the hardware
 // prefetcher follows, and asking 16 KiB ahead as well made them slower (AMD Zen 4, rows of a
 // (4096, 4096) float32 array, old and new builds alternated: sum 1 thread 2.2-2.3 -> 1.75 ms,
 // amax 2.2 -> 2.05 ms; a 4 MiB array in L3, amax 90-97 -> 71 us).
@@ -60,15 +61,64 @@ inline V pick(V a, V b) {
   return ((kMax ? b > a : b < a) | (b != b)) ? b : a;
 }
 
-template <bool kMax>
+// The two joins tree_reduce_contig runs here: Extreme<kMax>::comb (amax, amin) and + (sum, mean).
+template <bool kMax_>
+struct Pick {
+  static constexpr bool kMax = kMax_;
+  template <typename V>
+  static V join(V a, V b) {
+    return pick<kMax>(a, b);
+  }
+};
+struct Plus {
+  template <typename V>
+  static V join(V a, V b) {
+    return a + b;
+  }
+};
+
+// A vector's lanes joined pairwise at distance kL / 2, ..., 2, 1.
+template <typename J>
+float fold_lanes(VF a) {
+  float s[kL];
+  st(s, a);
+  for (int w = kL / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) s[k] = J::join(s[k], s[k + w]);
+  return s[0];
+}
+
+// The sum's lanes in registers, the same adds in the same order (through the stored array, the 15
+// scalar adds of a 16-lane fold cost a quarter of a leaf of 256).
+template <>
+float fold_lanes<Plus>(VF a) {
+#if defined(__AVX512F__)
+  const __m512 v = (__m512)a;
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+#elif defined(__AVX2__)
+  const __m256 h = (__m256)a;
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+#elif defined(__SSE2__)
+  __m128 q = (__m128)a;
+#endif
+#if defined(__SSE2__)
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+  return _mm_cvtss_f32(q);
+#else
+  float s[kL];
+  st(s, a);
+  for (int w = kL / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) s[k] = s[k] + s[k + w];
+  return s[0];
+#endif
+}
+
+template <typename J>
 float fold(VF* a) {
   for (int w = kNV / 2; w >= 1; w /= 2)
-    for (int v = 0; v < w; ++v) a[v] = pick<kMax>(a[v], a[v + w]);
-  float s[kL];
-  st(s, a[0]);
-  for (int w = kL / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) s[k] = pick<kMax>(s[k], s[k + w]);
-  return s[0];
+    for (int v = 0; v < w; ++v) a[v] = J::join(a[v], a[v + w]);
+  return fold_lanes<J>(a[0]);
 }
 
 // The tail of a leaf padded with the identity, as tree_reduce_contig pads it.
@@ -76,19 +126,19 @@ inline void pad_tail(float* tail, const float* x, int64_t i, int64_t n, float id
   for (int k = 0; k < kK; ++k) tail[k] = i + k < n ? x[i + k] : id;
 }
 
-template <bool kMax>
+template <typename J>
 float leaf_exact(const float* x, int64_t n, float id) {
   VF a[kNV];
   for (int v = 0; v < kNV; ++v) a[v] = splat(id);
   int64_t i = 0;
   for (; i + kK <= n; i += kK)
-    for (int v = 0; v < kNV; ++v) a[v] = pick<kMax>(a[v], ld(x + i + v * kL));
+    for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld(x + i + v * kL));
   if (i < n) {
     float tail[kK];
     pad_tail(tail, x, i, n, id);
-    for (int v = 0; v < kNV; ++v) a[v] = pick<kMax>(a[v], ld(tail + v * kL));
+    for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld(tail + v * kL));
   }
-  return fold<kMax>(a);
+  return fold<J>(a);
 }
 
 // Without NaNs pick(a, b) is b > a ? b : a, one vector max instruction; NaNs are only counted
@@ -121,21 +171,26 @@ bool scan(const float* x, int64_t n, float id, VF* a) {
   return any;
 }
 
-// A leaf holding a NaN is done again exactly (which NaN wins depends on the order).
-template <bool kMax>
+// amax / amin scan a leaf with one vector max (min) per vector, and do a leaf holding a NaN again
+// exactly (which NaN wins depends on the order).
+template <typename J>
 float leaf(const float* x, int64_t n, float id) {
-  VF a[kNV];
-  return scan<kMax>(x, n, id, a) ? leaf_exact<kMax>(x, n, id) : fold<kMax>(a);
+  if constexpr (std::is_same_v<J, Plus>) {
+    return leaf_exact<J>(x, n, id);
+  } else {
+    VF a[kNV];
+    return scan<J::kMax>(x, n, id, a) ? leaf_exact<J>(x, n, id) : fold<J>(a);
+  }
 }
 
-template <bool kMax>
+template <typename J>
 float tree(const float* x, int64_t n, float id) {
   if (n > kLeaf) {
     const int64_t h = (n / 2) & ~int64_t(kK - 1);
-    const float left = tree<kMax>(x, h, id);
-    return pick<kMax>(left, tree<kMax>(x + h, n - h, id));
+    const float left = tree<J>(x, h, id);
+    return J::join(left, tree<J>(x + h, n - h, id));
   }
-  return leaf<kMax>(x, n, id);
+  return leaf<J>(x, n, id);
 }
 
 // Without NaNs, and unless the extreme is a zero (whose sign the order of the comparisons
@@ -146,9 +201,9 @@ float tree(const float* x, int64_t n, float id) {
 template <bool kMax>
 float flat(const float* x, int64_t n, float id) {
   VF a[kNV];
-  if (scan<kMax>(x, n, id, a)) return tree<kMax>(x, n, id);
-  const float r = fold<kMax>(a);
-  return r == 0.0f ? tree<kMax>(x, n, id) : r;
+  if (scan<kMax>(x, n, id, a)) return tree<Pick<kMax>>(x, n, id);
+  const float r = fold<Pick<kMax>>(a);
+  return r == 0.0f ? tree<Pick<kMax>>(x, n, id) : r;
 }
 
 template <bool kMax>
@@ -161,63 +216,9 @@ void cols(float* acc, const float* x, int64_t w) {
   for (; j < w; ++j) acc[j] = pick<kMax>(acc[j], x[j]);
 }
 
-// The sum's tree: a vector's lanes joined pairwise at distance kL / 2, ..., 2, 1, as fold's scalar
-// loop does, in registers (through a stored array, the 15 scalar adds of a 16-lane fold cost a
-// quarter of a leaf of 256).
-inline float lanes_sum(VF a) {
-#if defined(__AVX512F__)
-  const __m512 v = (__m512)a;
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-#elif defined(__AVX2__)
-  const __m256 h = (__m256)a;
-  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-#elif defined(__SSE2__)
-  __m128 q = (__m128)a;
-#endif
-#if defined(__SSE2__)
-  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
-  return _mm_cvtss_f32(q);
-#else
-  float s[kL];
-  st(s, a);
-  for (int w = kL / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) s[k] = s[k] + s[k + w];
-  return s[0];
-#endif
-}
-
-// tree_reduce_contig<float> with +, leaf by leaf (sum and mean of float32 rows).
-float sum_leaf(const float* x, int64_t n) {
-  VF a[kNV];
-  for (int v = 0; v < kNV; ++v) a[v] = splat(0.0f);
-  int64_t i = 0;
-  for (; i + kK <= n; i += kK) {
-    for (int v = 0; v < kNV; ++v) a[v] = a[v] + ld(x + i + v * kL);
-  }
-  if (i < n) {
-    float tail[kK];
-    pad_tail(tail, x, i, n, 0.0f);
-    for (int v = 0; v < kNV; ++v) a[v] = a[v] + ld(tail + v * kL);
-  }
-  for (int w = kNV / 2; w >= 1; w /= 2)
-    for (int v = 0; v < w; ++v) a[v] = a[v] + a[v + w];
-  return lanes_sum(a[0]);
-}
-
-float sum_tree(const float* x, int64_t n) {
-  if (n > kLeaf) {
-    const int64_t h = (n / 2) & ~int64_t(kK - 1);
-    const float left = sum_tree(x, h);
-    return left + sum_tree(x + h, n - h);
-  }
-  return sum_leaf(x, n);
-}
-
 }  // namespace
 
-float sum_contig(const float* x, int64_t n) { return sum_tree(x, n); }
+float sum_contig(const float* x, int64_t n) { return tree<Plus>(x, n, 0.0f); }
 
 float extreme_contig(const float* x, int64_t n, float id, bool is_max) {
   return is_max ? flat<true>(x, n, id) : flat<false>(x, n, id);
