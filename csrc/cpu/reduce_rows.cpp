@@ -89,6 +89,13 @@ float fold_lanes(VF a) {
 
 // The sum's lanes in registers, the same adds in the same order (through the stored array, the 15
 // scalar adds of a 16-lane fold cost a quarter of a leaf of 256).
+// (GCC 12 warns that _mm512_castps512_ps256's _mm256_undefined_pd "may be used uninitialized"
+// once this is inlined into a loop with masked loads: a false positive, the undefined half is
+// never read.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 template <>
 float fold_lanes<Plus>(VF a) {
 #if defined(__AVX512F__)
@@ -113,6 +120,9 @@ float fold_lanes<Plus>(VF a) {
   return s[0];
 #endif
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 template <typename J>
 float fold(VF* a) {
@@ -121,9 +131,25 @@ float fold(VF* a) {
   return fold_lanes<J>(a[0]);
 }
 
-// The tail of a leaf padded with the identity, as tree_reduce_contig pads it.
-inline void pad_tail(float* tail, const float* x, int64_t i, int64_t n, float id) {
-  for (int k = 0; k < kK; ++k) tail[k] = i + k < n ? x[i + k] : id;
+// Vector v of a leaf's last, partial group of kK elements (cnt = n - i of them left), the
+// missing lanes holding the identity, as tree_reduce_contig pads them. Masked loads on AVX2 and
+// AVX-512 (they touch no memory past the run): the scalar copy into a padded array cost more than
+// the rest of a short row's sum ((1M, 8) rows: most of the time).
+inline VF ld_tail(const float* x, int64_t cnt, int v, float id) {
+  const int64_t k = cnt - int64_t(v) * kL;  // lanes of vector v that hold data
+  if (k >= kL) return ld(x + v * kL);
+  if (k <= 0) return splat(id);
+#if defined(__AVX512F__)
+  return (VF)_mm512_mask_loadu_ps(_mm512_set1_ps(id), __mmask16((1u << k) - 1), x + v * kL);
+#elif defined(__AVX2__)
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(k)), lane));
+  return (VF)_mm256_blendv_ps(_mm256_set1_ps(id), _mm256_maskload_ps(x + v * kL, _mm256_castps_si256(keep)), keep);
+#else
+  VF r = splat(id);
+  for (int64_t l = 0; l < k; ++l) r[l] = x[v * kL + l];
+  return r;
+#endif
 }
 
 template <typename J>
@@ -133,11 +159,8 @@ float leaf_exact(const float* x, int64_t n, float id) {
   int64_t i = 0;
   for (; i + kK <= n; i += kK)
     for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld(x + i + v * kL));
-  if (i < n) {
-    float tail[kK];
-    pad_tail(tail, x, i, n, id);
-    for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld(tail + v * kL));
-  }
+  if (i < n)
+    for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld_tail(x + i, n - i, v, id));
   return fold<J>(a);
 }
 
@@ -156,10 +179,8 @@ bool scan(const float* x, int64_t n, float id, VF* a) {
     }
   }
   if (i < n) {
-    float tail[kK];
-    pad_tail(tail, x, i, n, id);
     for (int v = 0; v < kNV; ++v) {
-      const VF b = ld(tail + v * kL);
+      const VF b = ld_tail(x + i, n - i, v, id);
       a[v] = (kMax ? b > a[v] : b < a[v]) ? b : a[v];
       nan = (b != b) ? b : nan;
     }
