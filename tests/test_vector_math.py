@@ -179,6 +179,8 @@ ms = rng.standard_normal((9, 47)).astype(np.float32); ms[2, 3] = np.nan; ms[4, :
 def short_rows(op):  # rows shorter than a leaf's 32 lanes (masked tail loads) and just past them
     ks = (1, 5, 8, 13, 16, 17, 31, 33, 47)
     return bm.tensor(np.concatenate([getattr(bm.tensor(ms[:, :k]), op)(-1).numpy() for k in ks]))
+hb = np.arange(1 << 16, dtype=np.uint16).view(np.float16)  # every float16, and float32 bit patterns
+fp = rng.integers(0, 1 << 32, 50_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
 out = {"isa": bm._core.build_info()["cpu_isa"]}
 def grad(fn, v):
     t = bm.tensor(v, requires_grad=True)
@@ -196,7 +198,10 @@ for name, v in [("exp", bm.exp(bm.tensor(x))), ("log", bm.log(bm.tensor(p))), ("
                 ("amax", bm.tensor(m).amax(-1)), ("amin0", bm.tensor(m).amin(0)), ("amax_all", bm.tensor(m).amax()),
                 ("amax_nan", bm.tensor(mn).amax(-1)), ("amin_nan0", bm.tensor(mn).amin(0)),
                 ("sum", bm.tensor(m).sum(-1)), ("sum0", bm.tensor(m).sum(0)), ("sum_all", bm.tensor(m).sum()),
-                ("mean", bm.tensor(m).mean(-1)), ("sum_short", short_rows("sum")), ("amax_short", short_rows("amax")),
+                ("mean", bm.tensor(m).mean(-1)), ("sum_short", short_rows("sum")),
+                ("f16_to_f32", bm.tensor(hb).to(bm.float32)),
+                ("f32_to_f16", bm.tensor(fp).to(bm.float16).to(bm.float32)),
+                ("f32_to_bf16", bm.tensor(fp).to(bm.bfloat16).to(bm.float32)), ("amax_short", short_rows("amax")),
                 ("amin_short", short_rows("amin")), ("sum_long", bm.tensor(x[np.isfinite(x)]).sum()),
                 ("layer_norm", F.layer_norm(bm.tensor(m), (1029,))),
                 ("batch_norm", F.batch_norm(bm.tensor(m.reshape(37, 3, 343)), None, None, training=True))]:

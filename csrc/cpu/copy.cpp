@@ -3,6 +3,7 @@
 
 #include "core/ops.h"
 #include "cpu/convert.h"
+#include "cpu/half_convert.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 
@@ -24,7 +25,14 @@ struct CopyKernel {
         } else if (st[0] == sizeof(T) && st[1] == sizeof(S)) {
           T* o = reinterpret_cast<T*>(p[0]);
           const S* i = reinterpret_cast<const S*>(p[1]);
-          for (int64_t k = 0; k < n; ++k) o[k] = convert<T>(i[k]);
+          // float32 <-> float16 / bfloat16 runs: the vectorised conversions, the same bits.
+          auto* o16 = reinterpret_cast<uint16_t*>(p[0]);
+          const auto* i16 = reinterpret_cast<const uint16_t*>(p[1]);
+          if constexpr (std::is_same_v<T, float> && std::is_same_v<S, half_t>) half_to_float_run(i16, o, n);
+          else if constexpr (std::is_same_v<T, float> && std::is_same_v<S, bfloat16_t>) bf16_to_float_run(i16, o, n);
+          else if constexpr (std::is_same_v<T, half_t> && std::is_same_v<S, float>) float_to_half_run(i, o16, n);
+          else if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<S, float>) float_to_bf16_run(i, o16, n);
+          else for (int64_t k = 0; k < n; ++k) o[k] = convert<T>(i[k]);
         } else {
           for (int64_t k = 0; k < n; ++k)
             *reinterpret_cast<T*>(p[0] + k * st[0]) = convert<T>(*reinterpret_cast<const S*>(p[1] + k * st[1]));
