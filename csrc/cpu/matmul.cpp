@@ -3,6 +3,7 @@
 // float32/float64 go to the platform BLAS (strided operands are passed as they are whenever BLAS
 // can address them); float16/bfloat16 too, converted to float32 (half_matmul); the integer dtypes
 // use the blocked strided kernel in matmul_fallback.h.
+#include <algorithm>
 #include <climits>
 #include <limits>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/parallel.h"
 #include "core/tensor.h"
 #include "cpu/allocator.h"
 #include "cpu/blas.h"
@@ -134,19 +136,24 @@ void blas_matmul(const Batches<T>& bt) {
 }
 
 // A half-type matrix into a contiguous float32 one (rows x cols), runs converted vectorised.
+// Rows split between the threads once a matrix has kConvertGrain elements a chunk.
+constexpr int64_t kConvertGrain = 16384;
+
 template <typename T>
 void to_float(const MatRef<const T>& m, float* dst) {
-  for (int64_t i = 0; i < m.rows; ++i) {
-    const T* row = m.base + i * m.rs;
-    float* d = dst + i * m.cols;
-    if (m.cs != 1) {
-      for (int64_t j = 0; j < m.cols; ++j) d[j] = float(row[j * m.cs]);
-    } else if constexpr (std::is_same_v<T, half_t>) {
-      half_to_float_run(reinterpret_cast<const uint16_t*>(row), d, m.cols);
-    } else {
-      bf16_to_float_run(reinterpret_cast<const uint16_t*>(row), d, m.cols);
+  parallel_for(0, m.rows, std::max<int64_t>(1, kConvertGrain / m.cols), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const T* row = m.base + i * m.rs;
+      float* d = dst + i * m.cols;
+      if (m.cs != 1) {
+        for (int64_t j = 0; j < m.cols; ++j) d[j] = float(row[j * m.cs]);
+      } else if constexpr (std::is_same_v<T, half_t>) {
+        half_to_float_run(reinterpret_cast<const uint16_t*>(row), d, m.cols);
+      } else {
+        bf16_to_float_run(reinterpret_cast<const uint16_t*>(row), d, m.cols);
+      }
     }
-  }
+  });
 }
 
 // float16 / bfloat16: both operands converted once to float32, the product by BLAS in float32,
@@ -164,17 +171,19 @@ void half_matmul(const Batches<T>& bt) {
     if (b.base != b_from) to_float(b, fb.p), b_from = b.base;
     product(false, false, blas_int(M), blas_int(N), blas_int(K), fa.p, blas_int(K), fb.p, blas_int(N), fc.p,
             blas_int(N));
-    for (int64_t i = 0; i < M; ++i) {
-      const float* r = fc.p + i * N;
-      T* d = c.base + i * c.rs;
-      if (c.cs != 1) {
-        for (int64_t j = 0; j < N; ++j) d[j * c.cs] = T(r[j]);
-      } else if constexpr (std::is_same_v<T, half_t>) {
-        float_to_half_run(r, reinterpret_cast<uint16_t*>(d), N);
-      } else {
-        float_to_bf16_run(r, reinterpret_cast<uint16_t*>(d), N);
+    parallel_for(0, M, std::max<int64_t>(1, kConvertGrain / N), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float* r = fc.p + i * N;
+        T* d = c.base + i * c.rs;
+        if (c.cs != 1) {
+          for (int64_t j = 0; j < N; ++j) d[j * c.cs] = T(r[j]);
+        } else if constexpr (std::is_same_v<T, half_t>) {
+          float_to_half_run(r, reinterpret_cast<uint16_t*>(d), N);
+        } else {
+          float_to_bf16_run(r, reinterpret_cast<uint16_t*>(d), N);
+        }
       }
-    }
+    });
   }
 }
 
