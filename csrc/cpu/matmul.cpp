@@ -167,6 +167,7 @@ void half_matmul(const Batches<T>& bt) {
   const T* b_from = nullptr;  // broadcast batch entries share b: converted once
   for (int64_t bi = 0; bi < bt.count; ++bi) {
     auto [a, b, c] = bt(bi);
+    const MatRef<T> out = c;  // (the lambda below may not capture a structured binding in C++17)
     to_float(a, fa.p);
     if (b.base != b_from) to_float(b, fb.p), b_from = b.base;
     product(false, false, blas_int(M), blas_int(N), blas_int(K), fa.p, blas_int(K), fb.p, blas_int(N), fc.p,
@@ -174,9 +175,9 @@ void half_matmul(const Batches<T>& bt) {
     parallel_for(0, M, std::max<int64_t>(1, kConvertGrain / N), [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const float* r = fc.p + i * N;
-        T* d = c.base + i * c.rs;
-        if (c.cs != 1) {
-          for (int64_t j = 0; j < N; ++j) d[j * c.cs] = T(r[j]);
+        T* d = out.base + i * out.rs;
+        if (out.cs != 1) {
+          for (int64_t j = 0; j < N; ++j) d[j * out.cs] = T(r[j]);
         } else if constexpr (std::is_same_v<T, half_t>) {
           float_to_half_run(r, reinterpret_cast<uint16_t*>(d), N);
         } else {
