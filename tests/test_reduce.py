@@ -239,6 +239,31 @@ def test_contiguous_and_strided_runs_sum_in_the_same_order():
         assert np.array_equal(x.mean(-1).numpy(), xs.mean(-1).numpy()), n
 
 
+@pytest.mark.parametrize("n", [1, 5, 8, 15, 16, 17, 24, 31, 32, 33])
+def test_short_rows_reduce_like_the_strided_loop(n):
+    # Rows of at most 32 floats go 16 at a time through a butterfly (reduce_rows.cpp) that must add
+    # in the per-row fold's order; amax/amin fall back per row for NaNs and zero results. 37 rows
+    # (two batches and a remainder) with NaNs, signed zeros, infinities and subnormals, and a 3-D
+    # view whose kept dims do not merge (the rows found by the Odometer), against the strided loop.
+    a = (RNG.standard_normal((37, n)) * 100).astype(np.float32)
+    a[3, n // 2] = np.nan
+    a[5, :] = -0.0
+    a[6, ::2] = 0.0
+    a[7, :] = np.inf
+    a[8, 0] = -np.inf
+    a[9, :] = np.float32(1e-45) * np.where(np.arange(n) % 3 == 0, -1, 1)
+    a3 = (RNG.standard_normal((6, 10, n)) * 100).astype(np.float32)
+    for arr, pick in ((a, lambda t: t), (a3, lambda t: t[:, ::2])):
+        spread = np.zeros(arr.shape[:-1] + (2 * n,), np.float32)
+        spread[..., ::2] = arr
+        x, xs = pick(bm.tensor(arr)), pick(bm.tensor(spread))[..., ::2]
+        for op in ("sum", "mean", "amax", "amin"):
+            got, want = getattr(x, op)(-1).numpy(), getattr(xs, op)(-1).numpy()
+            assert np.array_equal(np.isnan(got), np.isnan(want)), (n, op)
+            ok = ~np.isnan(want)
+            assert np.array_equal(got[ok].view(np.int32), want[ok].view(np.int32)), (n, op)
+
+
 def test_amax_amin_of_signed_zeros_keep_the_strided_order():
     # A zero extreme's sign depends on the order of the comparisons: the contiguous loops (which
     # take a one-pass shortcut when the extreme is not zero) must give the strided loop's zero.

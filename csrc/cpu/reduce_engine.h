@@ -235,11 +235,40 @@ void reduce_inner_mode(const ReducePlan& p, const Op& op) {
     return c.result(op.identity());
   };
   const int64_t chunks = std::min<int64_t>({kSplit, nseg, (p.n_red + kReduceGrain - 1) / kReduceGrain});
+  // float32 sums and extremes of short contiguous rows, kShortRows at a time (reduce_rows.h).
+  constexpr bool kShortOp = SumF32<Op>::value || ExtremeF32<Op>::value != 0;
+  const bool short_rows = kShortOp && st == int64_t(sizeof(T)) && n >= 1 && n <= kShortMax && outer.empty();
   if (p.n_out >= kSplit || chunks <= 1) {  // one task per group of outputs
     parallel_for(0, p.n_out, std::max<int64_t>(1, kReduceGrain / p.n_red), [&](int64_t b, int64_t e) {
       Odometer ko(p.kept);
       ko.seek(b);
-      for (int64_t m = b; m < e; ++m, ko.next()) op.store(p.out + ko.out_off, partial(p.in + ko.in_off, m, 0, nseg), m);
+      int64_t m = b;
+      if constexpr (kShortOp) {
+        // One kept dim (the usual case after the plan merges dims): the rows' places by arithmetic, as
+        // the Odometer's per-row update through memory cost more than the rows' sums.
+        const bool one_dim = p.kept.size() == 1;
+        for (; short_rows && m + kShortRows <= e;) {
+          const float* rows[kShortRows];
+          int64_t outs[kShortRows];
+          if (one_dim) {
+            const RDim& d = p.kept[0];
+            for (int r = 0; r < kShortRows; ++r)
+              rows[r] = reinterpret_cast<const float*>(p.in + (m + r) * d.in_st), outs[r] = (m + r) * d.out_st;
+          } else {
+            for (int r = 0; r < kShortRows; ++r, ko.next())
+              rows[r] = reinterpret_cast<const float*>(p.in + ko.in_off), outs[r] = ko.out_off;
+          }
+          float res[kShortRows];
+          const bool done = SumF32<Op>::value ? sum_short_rows_f32(rows, n, res)
+                                              : extreme_short_rows_f32(rows, n, float(op.identity()),
+                                                                       ExtremeF32<Op>::value > 0, res);
+          if (!done)
+            for (int r = 0; r < kShortRows; ++r) res[r] = float(partial(reinterpret_cast<const char*>(rows[r]), m + r, 0, 1));
+          for (int r = 0; r < kShortRows; ++r, ++m) op.store(p.out + outs[r], typename Op::State(res[r]), m);
+        }
+        if (one_dim) ko.seek(m);
+      }
+      for (; m < e; ++m, ko.next()) op.store(p.out + ko.out_off, partial(p.in + ko.in_off, m, 0, nseg), m);
     });
     return;
   }

@@ -22,6 +22,8 @@ namespace bm::cpu {
 BM_ISA_DECLARE(float extreme_contig(const float* x, int64_t n, float id, bool is_max))
 BM_ISA_DECLARE(void extreme_cols(float* acc, const float* x, int64_t w, bool is_max))
 BM_ISA_DECLARE(float sum_contig(const float* x, int64_t n))
+BM_ISA_DECLARE(bool sum_short(const float* const* rows, int64_t n, float* out))
+BM_ISA_DECLARE(bool extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out))
 }
 
 namespace bm::cpu::BM_ISA_NS {
@@ -273,9 +275,98 @@ void cols(float* acc, const float* x, int64_t w) {
   for (; j < w; ++j) acc[j] = pick<kMax>(acc[j], x[j]);
 }
 
+#if defined(__AVX512F__)
+// Short rows (reduce_rows.h): row r's 32 slots (missing ones the identity) in two vectors, joined at
+// distance 16, then the 16 rows' vectors through a butterfly whose every level pairs lane j with lane
+// j + d of the same row (d = 8, 4, 2, 1), the lower lane first as fold_lanes has it: the same
+// operations on the same operands as the row-by-row fold. The results come out in lane 4 j + q for
+// row j + 4 q.
+// _mm512_shuffle_f32x4 with an all-ones zero mask: the same instruction, without the
+// _mm512_undefined_ps operand GCC 12 warns about.
+template <int kImm>
+inline __m512 chunks(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(__mmask16(0xFFFF), a, b, kImm); }
+
+template <typename J>
+struct Short {
+  static __m512 join(__m512 a, __m512 b) {
+    if constexpr (std::is_same_v<J, Plus>) return _mm512_add_ps(a, b);
+    else if constexpr (J::kMax) return _mm512_max_ps(b, a);  // NaN-free here: any order
+    else return _mm512_min_ps(b, a);
+  }
+  // The rows' slot vectors s[0..16) folded; res[r] = row r's result.
+  static void butterfly(__m512* s, float* res) {
+    __m512 t[8], u[4], w[2];
+    for (int k = 0; k < 8; ++k)  // lanes 0-7 + lanes 8-15: rows 2k, 2k + 1 in the two halves
+      t[k] = join(chunks<0x44>(s[2 * k], s[2 * k + 1]), chunks<0xEE>(s[2 * k], s[2 * k + 1]));
+    for (int k = 0; k < 4; ++k)  // + 4: rows 4k .. 4k + 3 in the four 128-bit chunks
+      u[k] = join(chunks<0x88>(t[2 * k], t[2 * k + 1]), chunks<0xDD>(t[2 * k], t[2 * k + 1]));
+    for (int k = 0; k < 2; ++k)  // + 2: chunk j holds rows 8k + j and 8k + 4 + j
+      w[k] = join(_mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0x44), _mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0xEE));
+    const __m512 r = join(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));  // + 1
+    float lanes[16];
+    _mm512_storeu_ps(lanes, r);
+    for (int j = 0; j < 4; ++j)
+      for (int q = 0; q < 4; ++q) res[j + 4 * q] = lanes[4 * j + q];
+  }
+  static __m512 half(const float* x, int64_t k, float id) {  // k of 16 lanes from x, the rest id
+    if (k >= 16) return _mm512_loadu_ps(x);
+    const __m512 idv = _mm512_set1_ps(id);
+    return k <= 0 ? idv : _mm512_mask_loadu_ps(idv, __mmask16((1u << k) - 1), x);
+  }
+};
+
+bool sum_short_rows(const float* const* rows, int64_t n, float* out) {
+  __m512 s[16];
+  const __m512 zero = _mm512_setzero_ps();
+  for (int r = 0; r < 16; ++r)  // leaf_exact: the accumulators start at 0 and take the padded tail
+    s[r] = _mm512_add_ps(_mm512_add_ps(zero, Short<Plus>::half(rows[r], n, 0.0f)),
+                         _mm512_add_ps(zero, Short<Plus>::half(rows[r] + 16, n - 16, 0.0f)));
+  Short<Plus>::butterfly(s, out);
+  return true;
+}
+
+template <bool kMax>
+void extreme_short_rows(const float* const* rows, int64_t n, float id, float* out) {
+  __m512 s[16];
+  __mmask16 nan = 0;
+  for (int r = 0; r < 16; ++r) {
+    const __m512 a = Short<Pick<kMax>>::half(rows[r], n, id), b = Short<Pick<kMax>>::half(rows[r] + 16, n - 16, id);
+    nan |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
+    s[r] = Short<Pick<kMax>>::join(a, b);
+  }
+  bool redo = nan != 0 || id != id;
+  if (!redo) {
+    Short<Pick<kMax>>::butterfly(s, out);
+    for (int r = 0; r < 16; ++r) redo |= out[r] == 0.0f;  // a zero's sign depends on the order
+  }
+  if (redo)
+    for (int r = 0; r < 16; ++r) out[r] = flat<kMax>(rows[r], n, id);
+}
+#endif
+
 }  // namespace
 
 float sum_contig(const float* x, int64_t n) { return tree<Plus>(x, n, 0.0f); }
+
+bool sum_short(const float* const* rows, int64_t n, float* out) {
+#if defined(__AVX512F__)
+  return sum_short_rows(rows, n, out);
+#else
+  (void)rows, (void)n, (void)out;
+  return false;
+#endif
+}
+
+bool extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
+#if defined(__AVX512F__)
+  if (is_max) extreme_short_rows<true>(rows, n, id, out);
+  else extreme_short_rows<false>(rows, n, id, out);
+  return true;
+#else
+  (void)rows, (void)n, (void)id, (void)is_max, (void)out;
+  return false;
+#endif
+}
 
 float extreme_contig(const float* x, int64_t n, float id, bool is_max) {
   return is_max ? flat<true>(x, n, id) : flat<false>(x, n, id);
@@ -297,5 +388,9 @@ void extreme_cols_f32(float* acc, const float* x, int64_t w, bool is_max) {
   BM_ISA_CALL(extreme_cols, acc, x, w, is_max);
 }
 float sum_contig_f32(const float* x, int64_t n) { return BM_ISA_CALL(sum_contig, x, n); }
+bool sum_short_rows_f32(const float* const* rows, int64_t n, float* out) { return BM_ISA_CALL(sum_short, rows, n, out); }
+bool extreme_short_rows_f32(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
+  return BM_ISA_CALL(extreme_short, rows, n, id, is_max, out);
+}
 }  // namespace bm::cpu
 #endif
