@@ -342,6 +342,63 @@ void extreme_short_rows(const float* const* rows, int64_t n, float id, float* ou
   if (redo)
     for (int r = 0; r < 16; ++r) out[r] = flat<kMax>(rows[r], n, id);
 }
+#elif defined(__AVX2__)
+// The same for 8-lane vectors, 8 rows at a time: a row's 32 slots in four vectors joined at
+// distance 16 and 8 (fold's order), then lanes j + 4, + 2, + 1 through the butterfly; row c + 2 q
+// comes out in lane 4 c + q.
+template <typename J>
+struct Short {
+  static __m256 join(__m256 a, __m256 b) {
+    if constexpr (std::is_same_v<J, Plus>) return _mm256_add_ps(a, b);
+    else if constexpr (J::kMax) return _mm256_max_ps(b, a);  // NaN-free here: any order
+    else return _mm256_min_ps(b, a);
+  }
+  static void butterfly(const __m256* s, float* res) {
+    __m256 t[4], u[2];
+    for (int k = 0; k < 4; ++k)
+      t[k] = join(_mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x20), _mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x31));
+    for (int k = 0; k < 2; ++k)
+      u[k] = join(_mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44), _mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0xEE));
+    const __m256 r = join(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD));
+    float lanes[8];
+    _mm256_storeu_ps(lanes, r);
+    for (int c = 0; c < 2; ++c)
+      for (int q = 0; q < 4; ++q) res[c + 2 * q] = lanes[4 * c + q];
+  }
+  // The row's 32 slots as four vectors, joined at distance 16 then 8; `nan` collects NaN lanes.
+  static __m256 slots(const float* x, int64_t n, float id, __m256* nan) {
+    __m256 v[4];
+    for (int k = 0; k < 4; ++k) {
+      v[k] = (__m256)ld_tail(x + 8 * k, n - 8 * k, 0, id);
+      if constexpr (std::is_same_v<J, Plus>) v[k] = _mm256_add_ps(_mm256_setzero_ps(), v[k]);
+      else *nan = _mm256_or_ps(*nan, _mm256_cmp_ps(v[k], v[k], _CMP_UNORD_Q));
+    }
+    return join(join(v[0], v[2]), join(v[1], v[3]));
+  }
+};
+
+bool sum_short_rows(const float* const* rows, int64_t n, float* out) {
+  __m256 s[8], nan = _mm256_setzero_ps();
+  for (int g = 0; g < 2; ++g) {
+    for (int r = 0; r < 8; ++r) s[r] = Short<Plus>::slots(rows[8 * g + r], n, 0.0f, &nan);
+    Short<Plus>::butterfly(s, out + 8 * g);
+  }
+  return true;
+}
+
+template <bool kMax>
+void extreme_short_rows(const float* const* rows, int64_t n, float id, float* out) {
+  __m256 s[8], nan = _mm256_setzero_ps();
+  bool redo = id != id;
+  for (int g = 0; g < 2 && !redo; ++g) {
+    for (int r = 0; r < 8; ++r) s[r] = Short<Pick<kMax>>::slots(rows[8 * g + r], n, id, &nan);
+    Short<Pick<kMax>>::butterfly(s, out + 8 * g);
+  }
+  redo = redo || _mm256_movemask_ps(nan) != 0;
+  for (int r = 0; r < 16 && !redo; ++r) redo = out[r] == 0.0f;  // a zero's sign depends on the order
+  if (redo)
+    for (int r = 0; r < 16; ++r) out[r] = flat<kMax>(rows[r], n, id);
+}
 #endif
 
 }  // namespace
@@ -349,7 +406,7 @@ void extreme_short_rows(const float* const* rows, int64_t n, float id, float* ou
 float sum_contig(const float* x, int64_t n) { return tree<Plus>(x, n, 0.0f); }
 
 bool sum_short(const float* const* rows, int64_t n, float* out) {
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
   return sum_short_rows(rows, n, out);
 #else
   (void)rows, (void)n, (void)out;
@@ -358,7 +415,7 @@ bool sum_short(const float* const* rows, int64_t n, float* out) {
 }
 
 bool extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
   if (is_max) extreme_short_rows<true>(rows, n, id, out);
   else extreme_short_rows<false>(rows, n, id, out);
   return true;
