@@ -51,6 +51,16 @@ def main():
                  "torch": lambda dim=dim: t.var(dim)},
                 work=nbytes, unit="GB/s")
 
+    # Short rows (a reduction over a small last dim): the per-row cost, not the bandwidth.
+    for shape, op in (((1 << 20, 8), "sum"), ((1 << 18, 32), "amax")):
+        r = rng.standard_normal(shape).astype(np.float32)
+        xr, tr = bm.from_numpy(r.copy()), torch.from_numpy(r.copy())
+        np_op = np.max if op == "amax" else np.sum
+        compare(f"{op} last axis {shape} f32 (short rows)",
+                {"bessemer": lambda xr=xr, op=op: getattr(xr, op)(-1), "numpy": lambda r=r, f=np_op: f(r, axis=-1),
+                 "torch": lambda tr=tr, op=op: getattr(tr, op)(-1)},
+                work=r.nbytes, unit="GB/s")
+
     s = rng.standard_normal((256, 4096)).astype(np.float32)
     xs, ts = bm.from_numpy(s), torch.from_numpy(s)
     compare("softmax last dim (256, 4096) f32",
