@@ -239,9 +239,9 @@ def test_contiguous_and_strided_runs_sum_in_the_same_order():
         assert np.array_equal(x.mean(-1).numpy(), xs.mean(-1).numpy()), n
 
 
-@pytest.mark.parametrize("n", [1, 5, 8, 15, 16, 17, 24, 31, 32, 33])
+@pytest.mark.parametrize("n", [1, 5, 8, 15, 16, 17, 24, 31, 32, 33, 47, 64, 100, 255, 256, 257])
 def test_short_rows_reduce_like_the_strided_loop(n):
-    # Rows of at most 32 floats go 16 at a time through a butterfly (reduce_rows.cpp) that must add
+    # Rows of at most 256 floats go 16 at a time through a butterfly (reduce_rows.cpp) that must add
     # in the per-row fold's order; amax/amin fall back per row for NaNs and zero results. 37 rows
     # (two batches and a remainder) with NaNs, signed zeros, infinities and subnormals, and a 3-D
     # view whose kept dims do not merge (the rows found by the Odometer), against the strided loop.

@@ -175,9 +175,9 @@ x[[7, 100, 2000]] = [np.nan, np.inf, 6000.0]
 p = np.abs(x) + np.float32(1e-3)
 m = rng.standard_normal((37, 1029)).astype(np.float32)
 mn = m.copy(); mn[3, 17] = np.nan; mn[20, 1000] = np.nan; mn[:, 500] = np.nan
-ms = rng.standard_normal((37, 47)).astype(np.float32); ms[2, 3] = np.nan; ms[4, ::2] = -0.0
+ms = rng.standard_normal((37, 260)).astype(np.float32); ms[2, 3] = np.nan; ms[4, ::2] = -0.0
 def short_rows(op):  # rows shorter than a leaf's 32 lanes (masked loads; 16 at a time) and just past them
-    ks = (1, 5, 8, 13, 16, 17, 31, 33, 47)
+    ks = (1, 5, 8, 13, 16, 17, 31, 33, 47, 100, 256, 257)
     return bm.tensor(np.concatenate([getattr(bm.tensor(ms[:, :k]), op)(-1).numpy() for k in ks]))
 hb = np.arange(1 << 16, dtype=np.uint16).view(np.float16)  # every float16, and float32 bit patterns
 fp = rng.integers(0, 1 << 32, 50_000, dtype=np.uint64).astype(np.uint32).view(np.float32)

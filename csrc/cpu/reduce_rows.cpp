@@ -11,11 +11,12 @@
 
 #include "cpu/isa.h"
 
-// GCC 12 warns that _mm512_castps512_ps256's _mm256_undefined_pd "may be used uninitialized" once
-// the lane folds below are inlined into loops with masked loads: a false positive (the undefined
-// upper half is never read).
+// GCC 12 warns that the _mm512_undefined_* operand inside its _mm512_castps512_ps256, max_ps and
+// min_ps "is (may be) used uninitialized" once they are inlined into loops with masked loads: a
+// false positive (the masks are all ones, the undefined operand never read).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace bm::cpu {
@@ -36,6 +37,7 @@ namespace {
 // copy's width (GCC/Clang vector extension: the auto-vectoriser leaves these loops scalar).
 constexpr int kK = 32;
 constexpr int64_t kLeaf = 256;
+static_assert(kShortMax <= kLeaf, "a short row is one leaf: its accumulators, then the fold");
 // The column loop asks for the line this far ahead (reduce_engine.h's kPrefetchBytes says why).
 // The row loops (leaf_exact, scan) ask for nothing: a run read front to back is what the hardware
 // prefetcher follows, and asking 16 KiB ahead as well made them slower (AMD Zen 4, rows of a
@@ -276,8 +278,8 @@ void cols(float* acc, const float* x, int64_t w) {
 }
 
 #if defined(__AVX512F__)
-// Short rows (reduce_rows.h): row r's 32 slots (missing ones the identity) in two vectors, joined at
-// distance 16, then the 16 rows' vectors through a butterfly whose every level pairs lane j with lane
+// Short rows (reduce_rows.h): row r's leaf accumulators (two vectors, the last group padded with
+// the identity) joined at distance 16, then the 16 rows' vectors through a butterfly whose every level pairs lane j with lane
 // j + d of the same row (d = 8, 4, 2, 1), the lower lane first as fold_lanes has it: the same
 // operations on the same operands as the row-by-row fold. The results come out in lane 4 j + q for
 // row j + 4 q.
@@ -313,14 +315,24 @@ struct Short {
     const __m512 idv = _mm512_set1_ps(id);
     return k <= 0 ? idv : _mm512_mask_loadu_ps(idv, __mmask16((1u << k) - 1), x);
   }
+  // A row of n <= kLeaf as leaf_exact has it: two accumulators from the identity taking the row 32
+  // at a time (the last group padded), joined at distance 16. `nan` collects NaN lanes (extremes).
+  static __m512 slots(const float* x, int64_t n, float id, __mmask16* nan) {
+    __m512 a0 = _mm512_set1_ps(id), a1 = a0;
+    for (int64_t i = 0; i < n; i += 32) {
+      const __m512 v0 = half(x + i, n - i, id), v1 = half(x + i + 16, n - i - 16, id);
+      if constexpr (!std::is_same_v<J, Plus>)
+        *nan |= _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
+      a0 = join(a0, v0), a1 = join(a1, v1);
+    }
+    return join(a0, a1);
+  }
 };
 
 bool sum_short_rows(const float* const* rows, int64_t n, float* out) {
   __m512 s[16];
-  const __m512 zero = _mm512_setzero_ps();
-  for (int r = 0; r < 16; ++r)  // leaf_exact: the accumulators start at 0 and take the padded tail
-    s[r] = _mm512_add_ps(_mm512_add_ps(zero, Short<Plus>::half(rows[r], n, 0.0f)),
-                         _mm512_add_ps(zero, Short<Plus>::half(rows[r] + 16, n - 16, 0.0f)));
+  __mmask16 unused = 0;
+  for (int r = 0; r < 16; ++r) s[r] = Short<Plus>::slots(rows[r], n, 0.0f, &unused);
   Short<Plus>::butterfly(s, out);
   return true;
 }
@@ -329,11 +341,7 @@ template <bool kMax>
 void extreme_short_rows(const float* const* rows, int64_t n, float id, float* out) {
   __m512 s[16];
   __mmask16 nan = 0;
-  for (int r = 0; r < 16; ++r) {
-    const __m512 a = Short<Pick<kMax>>::half(rows[r], n, id), b = Short<Pick<kMax>>::half(rows[r] + 16, n - 16, id);
-    nan |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
-    s[r] = Short<Pick<kMax>>::join(a, b);
-  }
+  for (int r = 0; r < 16; ++r) s[r] = Short<Pick<kMax>>::slots(rows[r], n, id, &nan);
   bool redo = nan != 0 || id != id;
   if (!redo) {
     Short<Pick<kMax>>::butterfly(s, out);
@@ -343,7 +351,7 @@ void extreme_short_rows(const float* const* rows, int64_t n, float id, float* ou
     for (int r = 0; r < 16; ++r) out[r] = flat<kMax>(rows[r], n, id);
 }
 #elif defined(__AVX2__)
-// The same for 8-lane vectors, 8 rows at a time: a row's 32 slots in four vectors joined at
+// The same for 8-lane vectors, 8 rows at a time: a row's four leaf accumulators joined at
 // distance 16 and 8 (fold's order), then lanes j + 4, + 2, + 1 through the butterfly; row c + 2 q
 // comes out in lane 4 c + q.
 template <typename J>
@@ -365,15 +373,18 @@ struct Short {
     for (int c = 0; c < 2; ++c)
       for (int q = 0; q < 4; ++q) res[c + 2 * q] = lanes[4 * c + q];
   }
-  // The row's 32 slots as four vectors, joined at distance 16 then 8; `nan` collects NaN lanes.
+  // A row of n <= kLeaf as leaf_exact has it: four accumulators from the identity taking the row
+  // 32 at a time, joined at distance 16 then 8; `nan` collects NaN lanes (extremes).
   static __m256 slots(const float* x, int64_t n, float id, __m256* nan) {
-    __m256 v[4];
-    for (int k = 0; k < 4; ++k) {
-      v[k] = (__m256)ld_tail(x + 8 * k, n - 8 * k, 0, id);
-      if constexpr (std::is_same_v<J, Plus>) v[k] = _mm256_add_ps(_mm256_setzero_ps(), v[k]);
-      else *nan = _mm256_or_ps(*nan, _mm256_cmp_ps(v[k], v[k], _CMP_UNORD_Q));
-    }
-    return join(join(v[0], v[2]), join(v[1], v[3]));
+    __m256 a[4];
+    for (int k = 0; k < 4; ++k) a[k] = _mm256_set1_ps(id);
+    for (int64_t i = 0; i < n; i += 32)
+      for (int k = 0; k < 4; ++k) {
+        const __m256 v = (__m256)ld_tail(x + i + 8 * k, n - i - 8 * k, 0, id);
+        if constexpr (!std::is_same_v<J, Plus>) *nan = _mm256_or_ps(*nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        a[k] = join(a[k], v);
+      }
+    return join(join(a[0], a[2]), join(a[1], a[3]));
   }
 };
 
