@@ -263,7 +263,8 @@ void reduce_inner_mode(const ReducePlan& p, const Op& op) {
                                               : extreme_short_rows_f32(rows, n, float(op.identity()),
                                                                        ExtremeF32<Op>::value > 0, res);
           if (!done)
-            for (int r = 0; r < kShortRows; ++r) res[r] = float(partial(reinterpret_cast<const char*>(rows[r]), m + r, 0, 1));
+            for (int r = 0; r < kShortRows; ++r)
+              res[r] = float(partial(reinterpret_cast<const char*>(rows[r]), m + r, 0, 1));
           for (int r = 0; r < kShortRows; ++r, ++m) op.store(p.out + outs[r], typename Op::State(res[r]), m);
         }
         if (one_dim) ko.seek(m);

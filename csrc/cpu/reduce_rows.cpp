@@ -279,10 +279,11 @@ void cols(float* acc, const float* x, int64_t w) {
 
 #if defined(__AVX512F__)
 // Short rows (reduce_rows.h): row r's leaf accumulators (two vectors, the last group padded with
-// the identity) joined at distance 16, then the 16 rows' vectors through a butterfly whose every level pairs lane j with lane
-// j + d of the same row (d = 8, 4, 2, 1), the lower lane first as fold_lanes has it: the same
-// operations on the same operands as the row-by-row fold. The results come out in lane 4 j + q for
-// row j + 4 q.
+// the identity) joined at distance 16, then the 16 rows' vectors through a butterfly whose every
+// level pairs lane j with lane j + d of the same row (d = 8, 4, 2, 1), the lower lane first as
+// fold_lanes has it: the same operations on the same operands as the row-by-row fold. The results
+// come out in lane 4 j + q for row j + 4 q.
+
 // _mm512_shuffle_f32x4 with an all-ones zero mask: the same instruction, without the
 // _mm512_undefined_ps operand GCC 12 warns about.
 template <int kImm>
@@ -364,7 +365,8 @@ struct Short {
   static void butterfly(const __m256* s, float* res) {
     __m256 t[4], u[2];
     for (int k = 0; k < 4; ++k)
-      t[k] = join(_mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x20), _mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x31));
+      t[k] = join(_mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x20),
+                  _mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x31));
     for (int k = 0; k < 2; ++k)
       u[k] = join(_mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44), _mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0xEE));
     const __m256 r = join(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD));
@@ -456,7 +458,9 @@ void extreme_cols_f32(float* acc, const float* x, int64_t w, bool is_max) {
   BM_ISA_CALL(extreme_cols, acc, x, w, is_max);
 }
 float sum_contig_f32(const float* x, int64_t n) { return BM_ISA_CALL(sum_contig, x, n); }
-bool sum_short_rows_f32(const float* const* rows, int64_t n, float* out) { return BM_ISA_CALL(sum_short, rows, n, out); }
+bool sum_short_rows_f32(const float* const* rows, int64_t n, float* out) {
+  return BM_ISA_CALL(sum_short, rows, n, out);
+}
 bool extreme_short_rows_f32(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
   return BM_ISA_CALL(extreme_short, rows, n, id, is_max, out);
 }
