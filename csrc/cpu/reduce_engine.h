@@ -259,12 +259,8 @@ void reduce_inner_mode(const ReducePlan& p, const Op& op) {
               rows[r] = reinterpret_cast<const float*>(p.in + ko.in_off), outs[r] = ko.out_off;
           }
           float res[kShortRows];
-          const bool done = SumF32<Op>::value ? sum_short_rows_f32(rows, n, res)
-                                              : extreme_short_rows_f32(rows, n, float(op.identity()),
-                                                                       ExtremeF32<Op>::value > 0, res);
-          if (!done)
-            for (int r = 0; r < kShortRows; ++r)
-              res[r] = float(partial(reinterpret_cast<const char*>(rows[r]), m + r, 0, 1));
+          if constexpr (SumF32<Op>::value) sum_short_rows_f32(rows, n, res);
+          else extreme_short_rows_f32(rows, n, float(op.identity()), ExtremeF32<Op>::value > 0, res);
           for (int r = 0; r < kShortRows; ++r, ++m) op.store(p.out + outs[r], typename Op::State(res[r]), m);
         }
         if (one_dim) ko.seek(m);

@@ -11,8 +11,8 @@
 
 #include "cpu/isa.h"
 
-// GCC 12 warns that the _mm512_undefined_* operand inside its _mm512_castps512_ps256, max_ps and
-// min_ps "is (may be) used uninitialized" once they are inlined into loops with masked loads: a
+// GCC 12 warns that the _mm512_undefined_* operand inside its _mm512_castps512_ps256 (and others)
+// "is (may be) used uninitialized" once they are inlined into loops with masked loads: a
 // false positive (the masks are all ones, the undefined operand never read).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -23,8 +23,8 @@ namespace bm::cpu {
 BM_ISA_DECLARE(float extreme_contig(const float* x, int64_t n, float id, bool is_max))
 BM_ISA_DECLARE(void extreme_cols(float* acc, const float* x, int64_t w, bool is_max))
 BM_ISA_DECLARE(float sum_contig(const float* x, int64_t n))
-BM_ISA_DECLARE(bool sum_short(const float* const* rows, int64_t n, float* out))
-BM_ISA_DECLARE(bool extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out))
+BM_ISA_DECLARE(void sum_short(const float* const* rows, int64_t n, float* out))
+BM_ISA_DECLARE(void extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out))
 }
 
 namespace bm::cpu::BM_ISA_NS {
@@ -60,10 +60,18 @@ inline VF ld(const float* p) {
   return v;
 }
 inline void st(float* p, VF v) { std::memcpy(p, &v, sizeof(v)); }
-inline VF splat(float s) {
+inline VF splat(float s) {  // one broadcast (GCC built the lane loop as 16 masked moves)
+#if defined(__AVX512F__)
+  return (VF)_mm512_set1_ps(s);
+#elif defined(__AVX2__)
+  return (VF)_mm256_set1_ps(s);
+#elif defined(__SSE2__)
+  return (VF)_mm_set1_ps(s);
+#else
   VF v;
   for (int l = 0; l < kL; ++l) v[l] = s;
   return v;
+#endif
 }
 
 // Extreme<kMax>::comb: b wins when it is larger (smaller) or NaN. For scalars and vectors.
@@ -87,56 +95,69 @@ struct Plus {
     return a + b;
   }
 };
+// Pick without its NaN test (one vector max or min), for values known to hold no NaN.
+template <bool kMax>
+struct PickNoNan {
+  template <typename V>
+  static V join(V a, V b) {
+    return (kMax ? b > a : b < a) ? b : a;
+  }
+};
+template <typename J>
+struct NoNan {
+  using type = J;
+};
+template <bool kMax>
+struct NoNan<Pick<kMax>> {
+  using type = PickNoNan<kMax>;
+};
 
-// A vector's lanes joined pairwise at distance kL / 2, ..., 2, 1.
+// A vector's lanes joined pairwise at distance kL / 2, ..., 2, 1, lane k with lane k + d, the
+// lower first (tree_reduce_contig's order). On x86 in registers, the halves of the register joined
+// as vectors (J::join works on __m256 / __m128 through the vector extension): through a stored
+// array the 15 scalar joins of a 16-lane fold cost a quarter of a leaf of 256.
 template <typename J>
 float fold_lanes(VF a) {
-  float s[kL];
-  st(s, a);
-  for (int w = kL / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) s[k] = J::join(s[k], s[k + w]);
-  return s[0];
-}
-
-// The sum's lanes in registers, the same adds in the same order (through the stored array, the 15
-// scalar adds of a 16-lane fold cost a quarter of a leaf of 256).
-template <>
-float fold_lanes<Plus>(VF a) {
+#if defined(__SSE2__)
 #if defined(__AVX512F__)
   const __m512 v = (__m512)a;
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  const __m256 h = J::join(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = J::join(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 #elif defined(__AVX2__)
   const __m256 h = (__m256)a;
-  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-#elif defined(__SSE2__)
+  __m128 q = J::join(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+#else
   __m128 q = (__m128)a;
 #endif
-#if defined(__SSE2__)
-  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+  q = J::join(q, _mm_movehl_ps(q, q));
+  q = J::join(q, _mm_shuffle_ps(q, q, 1));
   return _mm_cvtss_f32(q);
 #else
   float s[kL];
   st(s, a);
   for (int w = kL / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) s[k] = s[k] + s[k + w];
+    for (int k = 0; k < w; ++k) s[k] = J::join(s[k], s[k + w]);
   return s[0];
 #endif
 }
 
+// The accumulators joined pairwise at distance kNV / 2, ..., 1 (whole vectors), then the lanes.
 template <typename J>
-float fold(VF* a) {
+[[gnu::always_inline]] inline VF join_vectors(VF* a) {
   for (int w = kNV / 2; w >= 1; w /= 2)
     for (int v = 0; v < w; ++v) a[v] = J::join(a[v], a[v + w]);
-  return fold_lanes<J>(a[0]);
+  return a[0];
+}
+template <typename J>
+float fold(VF* a) {
+  return fold_lanes<J>(join_vectors<J>(a));
 }
 
 // Vector v of a leaf's last, partial group of kK elements (cnt = n - i of them left), the
 // missing lanes holding the identity, as tree_reduce_contig pads them. Masked loads on AVX2 and
 // AVX-512 (they touch no memory past the run): the scalar copy into a padded array cost more than
 // the rest of a short row's sum ((1M, 8) rows: most of the time).
-inline VF ld_tail(const float* x, int64_t cnt, int v, float id) {
+[[gnu::always_inline]] inline VF ld_tail(const float* x, int64_t cnt, int v, float id) {
   const int64_t k = cnt - int64_t(v) * kL;  // lanes of vector v that hold data
   if (k >= kL) return ld(x + v * kL);
   if (k <= 0) return splat(id);
@@ -153,21 +174,28 @@ inline VF ld_tail(const float* x, int64_t cnt, int v, float id) {
 #endif
 }
 
+// A leaf's accumulators: kNV vectors from the identity taking x[0 .. n) kK at a time, the last
+// partial group padded with the identity. Forced inline (scan_into too): as a call per short row
+// (its vectors through memory) the batched rows ran 2-5x slower.
 template <typename J>
-float leaf_exact(const float* x, int64_t n, float id) {
-  VF a[kNV];
+[[gnu::always_inline]] inline void accumulate(const float* x, int64_t n, float id, VF* a) {
   for (int v = 0; v < kNV; ++v) a[v] = splat(id);
   int64_t i = 0;
   for (; i + kK <= n; i += kK)
     for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld(x + i + v * kL));
   if (i < n)
     for (int v = 0; v < kNV; ++v) a[v] = J::join(a[v], ld_tail(x + i, n - i, v, id));
+}
+
+template <typename J>
+float leaf_exact(const float* x, int64_t n, float id) {
+  VF a[kNV];
+  accumulate<J>(x, n, id, a);
   return fold<J>(a);
 }
 
-// Whether any lane of v is a NaN, and the largest (smallest) lane of a NaN-free v in any order: one
-// compare-to-mask or a few shuffles, where a loop over the stored lanes cost more than a short
-// row's scan ((1M, 8) amax rows: 44 ns a row on an Intel Xeon, torch 8).
+// Whether any lane of v is a NaN: one compare-to-mask, where a loop over the stored lanes cost
+// more than a short row's scan ((1M, 8) amax rows: 44 ns a row on an Intel Xeon, torch 8).
 inline bool any_nan(VF v) {
 #if defined(__AVX512F__)
   return _mm512_cmp_ps_mask((__m512)v, (__m512)v, _CMP_UNORD_Q) != 0;
@@ -182,43 +210,17 @@ inline bool any_nan(VF v) {
 #endif
 }
 
+// Without NaNs pick(a, b) is b > a ? b : a, one vector max instruction; NaNs are only recorded
+// (nan holds one once one is seen) and dealt with by the callers.
 template <bool kMax>
-float lanes_extreme(VF v) {
-#if defined(__SSE2__)
-  auto join = [](__m128 a, __m128 b) { return kMax ? _mm_max_ps(a, b) : _mm_min_ps(a, b); };
-#if defined(__AVX512F__)
-  const __m512 w = (__m512)v;
-  const __m256 lo = _mm512_castps512_ps256(w), hi = _mm512_extractf32x8_ps(w, 1);
-  const __m256 h = kMax ? _mm256_max_ps(lo, hi) : _mm256_min_ps(lo, hi);
-  __m128 q = join(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-#elif defined(__AVX2__)
-  const __m256 h = (__m256)v;
-  __m128 q = join(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-#else
-  __m128 q = (__m128)v;
-#endif
-  q = join(q, _mm_movehl_ps(q, q));
-  q = join(q, _mm_shuffle_ps(q, q, 1));
-  return _mm_cvtss_f32(q);
-#else
-  float r = v[0];
-  for (int l = 1; l < kL; ++l) r = pick<kMax>(r, v[l]);
-  return r;
-#endif
-}
-
-// Without NaNs pick(a, b) is b > a ? b : a, one vector max instruction; NaNs are only counted
-// (the result: whether any was seen, the id included) and dealt with by the callers.
-template <bool kMax>
-bool scan(const float* x, int64_t n, float id, VF* a) {
-  VF nan = splat(0.0f);
+[[gnu::always_inline]] inline void scan_into(const float* x, int64_t n, float id, VF* a, VF& nan) {
   for (int v = 0; v < kNV; ++v) a[v] = splat(id);
   int64_t i = 0;
   for (; i + kK <= n; i += kK) {
     for (int v = 0; v < kNV; ++v) {
       const VF b = ld(x + i + v * kL);
       a[v] = (kMax ? b > a[v] : b < a[v]) ? b : a[v];
-      nan = (b != b) ? b : nan;  // keeps a NaN once one is seen
+      nan = (b != b) ? b : nan;
     }
   }
   if (i < n) {
@@ -228,6 +230,12 @@ bool scan(const float* x, int64_t n, float id, VF* a) {
       nan = (b != b) ? b : nan;
     }
   }
+}
+// The same, answering whether a NaN was seen (the id included).
+template <bool kMax>
+bool scan(const float* x, int64_t n, float id, VF* a) {
+  VF nan = splat(0.0f);
+  scan_into<kMax>(x, n, id, a, nan);
   return id != id || any_nan(nan);
 }
 
@@ -262,8 +270,7 @@ template <bool kMax>
 float flat(const float* x, int64_t n, float id) {
   VF a[kNV];
   if (scan<kMax>(x, n, id, a)) return tree<Pick<kMax>>(x, n, id);
-  for (int v = 1; v < kNV; ++v) a[0] = pick<kMax>(a[0], a[v]);
-  const float r = lanes_extreme<kMax>(a[0]);
+  const float r = fold<Pick<kMax>>(a);  // NaN-free: the fold in registers
   return r == 0.0f ? tree<Pick<kMax>>(x, n, id) : r;
 }
 
@@ -277,140 +284,84 @@ void cols(float* acc, const float* x, int64_t w) {
   for (; j < w; ++j) acc[j] = pick<kMax>(acc[j], x[j]);
 }
 
+#if defined(__AVX512F__) || defined(__AVX2__)
+// Short rows (reduce_rows.h), kL rows at a time: each row's leaf accumulators joined into one vector
+// (accumulate, join_vectors: the leaf's own operations), then a butterfly that joins lane j with
+// lane j + kL / 2, ..., + 1 of the kL rows at once, the lower lane first as fold_lanes does: the same
+// operations on the same operands as the row-by-row fold. res[r] = row r's result.
 #if defined(__AVX512F__)
-// Short rows (reduce_rows.h): row r's leaf accumulators (two vectors, the last group padded with
-// the identity) joined at distance 16, then the 16 rows' vectors through a butterfly whose every
-// level pairs lane j with lane j + d of the same row (d = 8, 4, 2, 1), the lower lane first as
-// fold_lanes has it: the same operations on the same operands as the row-by-row fold. The results
-// come out in lane 4 j + q for row j + 4 q.
-
 // _mm512_shuffle_f32x4 with an all-ones zero mask: the same instruction, without the
 // _mm512_undefined_ps operand GCC 12 warns about.
 template <int kImm>
 inline __m512 chunks(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(__mmask16(0xFFFF), a, b, kImm); }
 
 template <typename J>
-struct Short {
-  static __m512 join(__m512 a, __m512 b) {
-    if constexpr (std::is_same_v<J, Plus>) return _mm512_add_ps(a, b);
-    else if constexpr (J::kMax) return _mm512_max_ps(b, a);  // NaN-free here: any order
-    else return _mm512_min_ps(b, a);
+void butterfly(const VF* s, float* res) {
+  __m512 t[8], u[4], w[2];
+  for (int k = 0; k < 8; ++k) {  // + 8: rows 2k, 2k + 1 in the two halves
+    const __m512 a = (__m512)s[2 * k], b = (__m512)s[2 * k + 1];
+    t[k] = J::join(chunks<0x44>(a, b), chunks<0xEE>(a, b));
   }
-  // The rows' slot vectors s[0..16) folded; res[r] = row r's result.
-  static void butterfly(__m512* s, float* res) {
-    __m512 t[8], u[4], w[2];
-    for (int k = 0; k < 8; ++k)  // lanes 0-7 + lanes 8-15: rows 2k, 2k + 1 in the two halves
-      t[k] = join(chunks<0x44>(s[2 * k], s[2 * k + 1]), chunks<0xEE>(s[2 * k], s[2 * k + 1]));
-    for (int k = 0; k < 4; ++k)  // + 4: rows 4k .. 4k + 3 in the four 128-bit chunks
-      u[k] = join(chunks<0x88>(t[2 * k], t[2 * k + 1]), chunks<0xDD>(t[2 * k], t[2 * k + 1]));
-    for (int k = 0; k < 2; ++k)  // + 2: chunk j holds rows 8k + j and 8k + 4 + j
-      w[k] = join(_mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0x44), _mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0xEE));
-    const __m512 r = join(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));  // + 1
-    float lanes[16];
-    _mm512_storeu_ps(lanes, r);
-    for (int j = 0; j < 4; ++j)
-      for (int q = 0; q < 4; ++q) res[j + 4 * q] = lanes[4 * j + q];
-  }
-  static __m512 half(const float* x, int64_t k, float id) {  // k of 16 lanes from x, the rest id
-    if (k >= 16) return _mm512_loadu_ps(x);
-    const __m512 idv = _mm512_set1_ps(id);
-    return k <= 0 ? idv : _mm512_mask_loadu_ps(idv, __mmask16((1u << k) - 1), x);
-  }
-  // A row of n <= kLeaf as leaf_exact has it: two accumulators from the identity taking the row 32
-  // at a time (the last group padded), joined at distance 16. `nan` collects NaN lanes (extremes).
-  static __m512 slots(const float* x, int64_t n, float id, __mmask16* nan) {
-    __m512 a0 = _mm512_set1_ps(id), a1 = a0;
-    for (int64_t i = 0; i < n; i += 32) {
-      const __m512 v0 = half(x + i, n - i, id), v1 = half(x + i + 16, n - i - 16, id);
-      if constexpr (!std::is_same_v<J, Plus>)
-        *nan |= _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
-      a0 = join(a0, v0), a1 = join(a1, v1);
-    }
-    return join(a0, a1);
-  }
-};
-
-bool sum_short_rows(const float* const* rows, int64_t n, float* out) {
-  __m512 s[16];
-  __mmask16 unused = 0;
-  for (int r = 0; r < 16; ++r) s[r] = Short<Plus>::slots(rows[r], n, 0.0f, &unused);
-  Short<Plus>::butterfly(s, out);
-  return true;
+  for (int k = 0; k < 4; ++k)  // + 4: rows 4k .. 4k + 3 in the four 128-bit chunks
+    u[k] = J::join(chunks<0x88>(t[2 * k], t[2 * k + 1]), chunks<0xDD>(t[2 * k], t[2 * k + 1]));
+  for (int k = 0; k < 2; ++k)  // + 2: chunk j holds rows 8k + j and 8k + 4 + j
+    w[k] = J::join(_mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0x44), _mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0xEE));
+  const __m512 r = J::join(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));  // + 1
+  float lanes[16];
+  _mm512_storeu_ps(lanes, r);
+  for (int j = 0; j < 4; ++j)  // row j + 4 q came out in lane 4 j + q
+    for (int q = 0; q < 4; ++q) res[j + 4 * q] = lanes[4 * j + q];
 }
-
-template <bool kMax>
-void extreme_short_rows(const float* const* rows, int64_t n, float id, float* out) {
-  __m512 s[16];
-  __mmask16 nan = 0;
-  for (int r = 0; r < 16; ++r) s[r] = Short<Pick<kMax>>::slots(rows[r], n, id, &nan);
-  bool redo = nan != 0 || id != id;
-  if (!redo) {
-    Short<Pick<kMax>>::butterfly(s, out);
-    for (int r = 0; r < 16; ++r) redo |= out[r] == 0.0f;  // a zero's sign depends on the order
-  }
-  if (redo)
-    for (int r = 0; r < 16; ++r) out[r] = flat<kMax>(rows[r], n, id);
-}
-#elif defined(__AVX2__)
-// The same for 8-lane vectors, 8 rows at a time: a row's four leaf accumulators joined at
-// distance 16 and 8 (fold's order), then lanes j + 4, + 2, + 1 through the butterfly; row c + 2 q
-// comes out in lane 4 c + q.
+#else
 template <typename J>
-struct Short {
-  static __m256 join(__m256 a, __m256 b) {
-    if constexpr (std::is_same_v<J, Plus>) return _mm256_add_ps(a, b);
-    else if constexpr (J::kMax) return _mm256_max_ps(b, a);  // NaN-free here: any order
-    else return _mm256_min_ps(b, a);
+void butterfly(const VF* s, float* res) {
+  __m256 t[4], u[2];
+  for (int k = 0; k < 4; ++k) {  // + 4: rows 2k, 2k + 1 in the two halves
+    const __m256 a = (__m256)s[2 * k], b = (__m256)s[2 * k + 1];
+    t[k] = J::join(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
   }
-  static void butterfly(const __m256* s, float* res) {
-    __m256 t[4], u[2];
-    for (int k = 0; k < 4; ++k)
-      t[k] = join(_mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x20),
-                  _mm256_permute2f128_ps(s[2 * k], s[2 * k + 1], 0x31));
-    for (int k = 0; k < 2; ++k)
-      u[k] = join(_mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44), _mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0xEE));
-    const __m256 r = join(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD));
-    float lanes[8];
-    _mm256_storeu_ps(lanes, r);
-    for (int c = 0; c < 2; ++c)
-      for (int q = 0; q < 4; ++q) res[c + 2 * q] = lanes[4 * c + q];
-  }
-  // A row of n <= kLeaf as leaf_exact has it: four accumulators from the identity taking the row
-  // 32 at a time, joined at distance 16 then 8; `nan` collects NaN lanes (extremes).
-  static __m256 slots(const float* x, int64_t n, float id, __m256* nan) {
-    __m256 a[4];
-    for (int k = 0; k < 4; ++k) a[k] = _mm256_set1_ps(id);
-    for (int64_t i = 0; i < n; i += 32)
-      for (int k = 0; k < 4; ++k) {
-        const __m256 v = (__m256)ld_tail(x + i + 8 * k, n - i - 8 * k, 0, id);
-        if constexpr (!std::is_same_v<J, Plus>) *nan = _mm256_or_ps(*nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        a[k] = join(a[k], v);
-      }
-    return join(join(a[0], a[2]), join(a[1], a[3]));
-  }
-};
-
-bool sum_short_rows(const float* const* rows, int64_t n, float* out) {
-  __m256 s[8], nan = _mm256_setzero_ps();
-  for (int g = 0; g < 2; ++g) {
-    for (int r = 0; r < 8; ++r) s[r] = Short<Plus>::slots(rows[8 * g + r], n, 0.0f, &nan);
-    Short<Plus>::butterfly(s, out + 8 * g);
-  }
-  return true;
+  for (int k = 0; k < 2; ++k)  // + 2: chunk c holds rows 4k + c and 4k + 2 + c
+    u[k] = J::join(_mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44), _mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0xEE));
+  const __m256 r = J::join(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD));  // + 1
+  float lanes[8];
+  _mm256_storeu_ps(lanes, r);
+  for (int c = 0; c < 2; ++c)  // row c + 2 q came out in lane 4 c + q
+    for (int q = 0; q < 4; ++q) res[c + 2 * q] = lanes[4 * c + q];
 }
+#endif
 
-template <bool kMax>
-void extreme_short_rows(const float* const* rows, int64_t n, float id, float* out) {
-  __m256 s[8], nan = _mm256_setzero_ps();
-  bool redo = id != id;
-  for (int g = 0; g < 2 && !redo; ++g) {
-    for (int r = 0; r < 8; ++r) s[r] = Short<Pick<kMax>>::slots(rows[8 * g + r], n, id, &nan);
-    Short<Pick<kMax>>::butterfly(s, out + 8 * g);
+// amax / amin: the rows are scanned as flat() scans them, and the butterfly's order is free
+// without NaNs and with a nonzero result; otherwise the batch is done again row by row.
+template <typename J>
+void short_rows(const float* const* rows, int64_t n, float id, float* out) {
+  // The joins after the scans need no NaN test: a batch that saw a NaN is done again.
+  using B = typename NoNan<J>::type;
+  VF nan = splat(0.0f);
+  for (int g = 0; g < kShortRows; g += kL) {
+    VF s[kL];
+    for (int r = 0; r < kL; ++r) {
+      VF a[kNV];
+      if constexpr (std::is_same_v<J, Plus>) accumulate<J>(rows[g + r], n, id, a);
+      else scan_into<J::kMax>(rows[g + r], n, id, a, nan);  // one vector max a load, NaNs recorded
+      s[r] = join_vectors<B>(a);
+    }
+    butterfly<B>(s, out + g);
   }
-  redo = redo || _mm256_movemask_ps(nan) != 0;
-  for (int r = 0; r < 16 && !redo; ++r) redo = out[r] == 0.0f;  // a zero's sign depends on the order
-  if (redo)
-    for (int r = 0; r < 16; ++r) out[r] = flat<kMax>(rows[r], n, id);
+  if constexpr (!std::is_same_v<J, Plus>) {
+    bool redo = id != id || any_nan(nan);
+    for (int r = 0; r < kShortRows; ++r) redo |= out[r] == 0.0f;  // a zero's sign depends on the order
+    if (redo)
+      for (int r = 0; r < kShortRows; ++r) out[r] = flat<J::kMax>(rows[r], n, id);
+  }
+}
+#else
+// No butterfly in this copy (baseline x86-64, NEON): row by row.
+template <typename J>
+void short_rows(const float* const* rows, int64_t n, float id, float* out) {
+  for (int r = 0; r < kShortRows; ++r) {
+    if constexpr (std::is_same_v<J, Plus>) out[r] = tree<Plus>(rows[r], n, id);
+    else out[r] = flat<J::kMax>(rows[r], n, id);
+  }
 }
 #endif
 
@@ -418,24 +369,11 @@ void extreme_short_rows(const float* const* rows, int64_t n, float id, float* ou
 
 float sum_contig(const float* x, int64_t n) { return tree<Plus>(x, n, 0.0f); }
 
-bool sum_short(const float* const* rows, int64_t n, float* out) {
-#if defined(__AVX512F__) || defined(__AVX2__)
-  return sum_short_rows(rows, n, out);
-#else
-  (void)rows, (void)n, (void)out;
-  return false;
-#endif
-}
+void sum_short(const float* const* rows, int64_t n, float* out) { short_rows<Plus>(rows, n, 0.0f, out); }
 
-bool extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
-#if defined(__AVX512F__) || defined(__AVX2__)
-  if (is_max) extreme_short_rows<true>(rows, n, id, out);
-  else extreme_short_rows<false>(rows, n, id, out);
-  return true;
-#else
-  (void)rows, (void)n, (void)id, (void)is_max, (void)out;
-  return false;
-#endif
+void extreme_short(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
+  if (is_max) short_rows<Pick<true>>(rows, n, id, out);
+  else short_rows<Pick<false>>(rows, n, id, out);
 }
 
 float extreme_contig(const float* x, int64_t n, float id, bool is_max) {
@@ -458,11 +396,9 @@ void extreme_cols_f32(float* acc, const float* x, int64_t w, bool is_max) {
   BM_ISA_CALL(extreme_cols, acc, x, w, is_max);
 }
 float sum_contig_f32(const float* x, int64_t n) { return BM_ISA_CALL(sum_contig, x, n); }
-bool sum_short_rows_f32(const float* const* rows, int64_t n, float* out) {
-  return BM_ISA_CALL(sum_short, rows, n, out);
-}
-bool extreme_short_rows_f32(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
-  return BM_ISA_CALL(extreme_short, rows, n, id, is_max, out);
+void sum_short_rows_f32(const float* const* rows, int64_t n, float* out) { BM_ISA_CALL(sum_short, rows, n, out); }
+void extreme_short_rows_f32(const float* const* rows, int64_t n, float id, bool is_max, float* out) {
+  BM_ISA_CALL(extreme_short, rows, n, id, is_max, out);
 }
 }  // namespace bm::cpu
 #endif

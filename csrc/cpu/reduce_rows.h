@@ -19,14 +19,13 @@ float sum_contig_f32(const float* x, int64_t n);
 
 // Short rows, kShortRows at a time: out[r] = sum_contig_f32(rows[r], n) (sum), or
 // extreme_contig_f32(rows[r], n, id, is_max) (extreme), for r < kShortRows and 1 <= n <= kShortMax
-// (one leaf of the tree), the same bits. Each row's accumulators as the leaf has them, then a
-// transposing butterfly that adds lane j to lane j + 8, + 4, + 2, + 1 of 16 rows at once, the
-// per-row fold's additions in its order, where one call and one fold per row cost more than a short
-// row. false, having done nothing, where this machine's copy has no such kernel (the baseline: the
-// caller then goes row by row).
+// (one leaf of the tree), the same bits. On AVX2 / AVX-512 each row's leaf accumulators, then a
+// transposing butterfly that joins lane j with lane j + 8, + 4, + 2, + 1 of many rows at once, the
+// per-row fold's operations in its order, where one call and one fold per row cost more than a
+// short row; other copies go row by row.
 constexpr int kShortRows = 16;
 constexpr int64_t kShortMax = 256;
-bool sum_short_rows_f32(const float* const* rows, int64_t n, float* out);
-bool extreme_short_rows_f32(const float* const* rows, int64_t n, float id, bool is_max, float* out);
+void sum_short_rows_f32(const float* const* rows, int64_t n, float* out);
+void extreme_short_rows_f32(const float* const* rows, int64_t n, float id, bool is_max, float* out);
 
 }  // namespace bm::cpu
