@@ -11,20 +11,6 @@ namespace bm::cpu {
 
 namespace {
 
-// float32 <-> float16 / bfloat16 runs by the vectorised conversions (the same bits); false for the
-// other pairs. (A function template, so the calls of the pairs not taken are never instantiated.)
-template <typename S, typename T>
-bool half_run(const S* in, T* out, int64_t n) {
-  const auto* i16 = reinterpret_cast<const uint16_t*>(in);
-  auto* o16 = reinterpret_cast<uint16_t*>(out);
-  if constexpr (std::is_same_v<T, float> && std::is_same_v<S, half_t>) half_to_float_run(i16, out, n);
-  else if constexpr (std::is_same_v<T, float> && std::is_same_v<S, bfloat16_t>) bf16_to_float_run(i16, out, n);
-  else if constexpr (std::is_same_v<T, half_t> && std::is_same_v<S, float>) float_to_half_run(in, o16, n);
-  else if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<S, float>) float_to_bf16_run(in, o16, n);
-  else return false;
-  return true;
-}
-
 template <typename T>
 struct CopyKernel {
   static void run(const KernelCall& c) {
@@ -39,7 +25,7 @@ struct CopyKernel {
         } else if (st[0] == sizeof(T) && st[1] == sizeof(S)) {
           T* o = reinterpret_cast<T*>(p[0]);
           const S* i = reinterpret_cast<const S*>(p[1]);
-          if (!half_run(i, o, n))
+          if (!convert_half_run(i, o, n))  // float32 <-> half types: vectorised, the same bits
             for (int64_t k = 0; k < n; ++k) o[k] = convert<T>(i[k]);
         } else {
           for (int64_t k = 0; k < n; ++k)

@@ -147,10 +147,8 @@ void to_float(const MatRef<const T>& m, float* dst) {
       float* d = dst + i * m.cols;
       if (m.cs != 1) {
         for (int64_t j = 0; j < m.cols; ++j) d[j] = float(row[j * m.cs]);
-      } else if constexpr (std::is_same_v<T, half_t>) {
-        half_to_float_run(reinterpret_cast<const uint16_t*>(row), d, m.cols);
       } else {
-        bf16_to_float_run(reinterpret_cast<const uint16_t*>(row), d, m.cols);
+        convert_half_run(row, d, m.cols);
       }
     }
   });
@@ -178,10 +176,8 @@ void half_matmul(const Batches<T>& bt) {
         T* d = out.base + i * out.rs;
         if (out.cs != 1) {
           for (int64_t j = 0; j < N; ++j) d[j * out.cs] = T(r[j]);
-        } else if constexpr (std::is_same_v<T, half_t>) {
-          float_to_half_run(r, reinterpret_cast<uint16_t*>(d), N);
         } else {
-          float_to_bf16_run(r, reinterpret_cast<uint16_t*>(d), N);
+          convert_half_run(r, d, N);
         }
       }
     });
