@@ -35,7 +35,8 @@ template <template <typename> class K>
 void register_for_row(Backend& b, OpId op) {
   DTypeMask m = op_row(op).dtypes;
   for (int i = 0; i < kNumDTypes; ++i)
-    if (m & (1u << i)) visit_dtype(DType(i), [&](auto v) { b.set_kernel(op, DType(i), &K<decltype(v)>::run); });
+    if (m & (1u << i))  // the slot named by the type, not by i: GCC 13 saw a path with i = 10 (-Warray-bounds)
+      visit_dtype(DType(i), [&](auto v) { b.set_kernel(op, dtype_of<decltype(v)>::value, &K<decltype(v)>::run); });
 }
 
 }  // namespace bm::cpu
