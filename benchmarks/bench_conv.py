@@ -1,7 +1,7 @@
 """Every convolution shape of ResNet-18 (224x224), batch 1 and 8, float32: forward, input gradient
 and weight gradient, bessemer CPU vs torch CPU. Each row prints GFLOP/s and the fraction of the
-machine's float32 FMA peak (2 FMA units x 8 or 16 lanes x 2 flops x clock, per core, times the
-threads).
+machine's float32 FMA peak (FMA lanes a cycle x 2 flops x clock, per core, times the threads:
+peak_gflops).
 
 python benchmarks/bench_conv.py [fwd|bwd] [batch ...]
 """
@@ -28,22 +28,34 @@ SHAPES = [
 ]
 
 
-def peak_gflops() -> float:
-    """float32 FMA peak of THREADS cores: 2 FMA units x lanes x 2 flops x GHz per core, with 16
-    lanes where bessemer runs its AVX-512 copy (the CPU has it), else 8 (AVX2). The clock is the one
-    /proc/cpuinfo reports, which may be below the turbo clock the cores reach: above 100% is
-    possible, and Winograd's rows count the multiplications it saves."""
-    ghz = 2.0
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of /proc/cpuinfo (empty where there is none)."""
+    info: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("cpu MHz"):
-                    ghz = float(line.split(":")[1]) / 1000
+                if not line.strip():
                     break
+                key, _, value = line.partition(":")
+                info[key.strip()] = value.strip()
     except OSError:
         pass
-    lanes = 16 if bm._core.build_info().get("cpu_isa") == "avx512" else 8
-    return 2 * lanes * 2 * ghz * THREADS
+    return info
+
+
+def peak_gflops() -> float:
+    """float32 FMA peak of THREADS cores: FMA lanes per cycle x 2 flops x GHz per core, times the
+    threads. Two FMA units of 16 lanes where bessemer runs its AVX-512 copy, of 8 with AVX2; AMD's
+    Zen 3 and Zen 4 (family 25) run a 512-bit FMA as two halves on their two 256-bit units, so 16
+    lanes a cycle there whichever copy runs. The clock is the one /proc/cpuinfo reports, which may
+    be below the turbo clock the cores reach: above 100% is possible, and Winograd's rows count the
+    multiplications it saves."""
+    info = _cpuinfo()
+    ghz = float(info.get("cpu MHz", 2000)) / 1000
+    avx512 = bm._core.build_info().get("cpu_isa") == "avx512"
+    half_width = info.get("vendor_id") == "AuthenticAMD" and info.get("cpu family") == "25"
+    lanes = 2 * (16 if avx512 and not half_width else 8)
+    return lanes * 2 * ghz * THREADS
 
 
 def bench_shape(name, c, o, k, s, p, size, batch, passes, peak):
