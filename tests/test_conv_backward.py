@@ -114,6 +114,8 @@ DIRECT = [
     ("direct_1x2_s2", (5, 9, 12, 12), 26, (1, 2), dict(stride=2)),
     ("direct_dilated_h", (1, 6, 17, 19), 30, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
     ("direct_input_wrapped", (2, 24, 29, 31), 6, (3, 3), dict(stride=2, padding=1)),  # phase rows 15, 16 wide
+    # 81 taps: more than grad_w's last pass turns in registers (64), so it stores float by float
+    ("direct_weight_9x9", (1, 3, 20, 19), 26, (9, 9), dict(padding=4)),
 ]
 
 
