@@ -11,14 +11,6 @@
 
 #include "cpu/isa.h"
 
-// GCC 12 warns that the _mm512_undefined_* operand inside its _mm512_castps512_ps256 (and others)
-// "is (may be) used uninitialized" once they are inlined into loops with masked loads: a
-// false positive (the masks are all ones, the undefined operand never read).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 namespace bm::cpu {
 BM_ISA_DECLARE(float extreme_contig(const float* x, int64_t n, float id, bool is_max))
 BM_ISA_DECLARE(void extreme_cols(float* acc, const float* x, int64_t w, bool is_max))
@@ -112,6 +104,13 @@ struct NoNan<Pick<kMax>> {
   using type = PickNoNan<kMax>;
 };
 
+// (GCC 12 warns that the _mm512_undefined_* operand of _mm512_castps512_ps256 and
+// _mm512_extractf32x8_ps "may be used uninitialized" once fold_lanes is inlined into loops with
+// masked loads: a false positive, the masks are all ones and the operand never read.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // A vector's lanes joined pairwise at distance kL / 2, ..., 2, 1, lane k with lane k + d, the
 // lower first (tree_reduce_contig's order). On x86 in registers, the halves of the register joined
 // as vectors (J::join works on __m256 / __m128 through the vector extension): through a stored
@@ -140,6 +139,9 @@ float fold_lanes(VF a) {
   return s[0];
 #endif
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 // The accumulators joined pairwise at distance kNV / 2, ..., 1 (whole vectors), then the lanes.
 template <typename J>
