@@ -291,6 +291,29 @@ void cols(float* acc, const float* x, int64_t w) {
 // (accumulate, join_vectors: the leaf's own operations), then a butterfly that joins lane j with
 // lane j + kL / 2, ..., + 1 of the kL rows at once, the lower lane first as fold_lanes does: the same
 // operations on the same operands as the row-by-row fold. res[r] = row r's result.
+template <int kImm>
+inline __m256 shuffle(__m256 a, __m256 b) { return _mm256_shuffle_ps(a, b, kImm); }
+#if defined(__AVX512F__)
+template <int kImm>
+inline __m512 shuffle(__m512 a, __m512 b) { return _mm512_shuffle_ps(a, b, kImm); }
+#endif
+
+// The butterfly's last two levels, within each 128-bit chunk, for either width: on entry
+// u[0 .. 4) hold kC = kL / 4 chunks each, the levels across chunks done; lane j joined with lane
+// j + 2, then + 1, and res[c + kC q] = row c + kC q's result (it comes out in lane 4 c + q).
+template <typename J, typename V>
+void chunk_levels(const V* u, float* res) {
+  constexpr int kC = int(sizeof(V) / 16);
+  V w[2];
+  for (int k = 0; k < 2; ++k)  // + 2
+    w[k] = J::join(shuffle<0x44>(u[2 * k], u[2 * k + 1]), shuffle<0xEE>(u[2 * k], u[2 * k + 1]));
+  const V r = J::join(shuffle<0x88>(w[0], w[1]), shuffle<0xDD>(w[0], w[1]));  // + 1
+  float lanes[4 * kC];
+  std::memcpy(lanes, &r, sizeof(r));
+  for (int c = 0; c < kC; ++c)
+    for (int q = 0; q < 4; ++q) res[c + kC * q] = lanes[4 * c + q];
+}
+
 #if defined(__AVX512F__)
 // _mm512_shuffle_f32x4 with an all-ones zero mask: the same instruction, without the
 // _mm512_undefined_ps operand GCC 12 warns about.
@@ -299,36 +322,24 @@ inline __m512 chunks(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(__m
 
 template <typename J>
 void butterfly(const VF* s, float* res) {
-  __m512 t[8], u[4], w[2];
+  __m512 t[8], u[4];
   for (int k = 0; k < 8; ++k) {  // + 8: rows 2k, 2k + 1 in the two halves
     const __m512 a = (__m512)s[2 * k], b = (__m512)s[2 * k + 1];
     t[k] = J::join(chunks<0x44>(a, b), chunks<0xEE>(a, b));
   }
   for (int k = 0; k < 4; ++k)  // + 4: rows 4k .. 4k + 3 in the four 128-bit chunks
     u[k] = J::join(chunks<0x88>(t[2 * k], t[2 * k + 1]), chunks<0xDD>(t[2 * k], t[2 * k + 1]));
-  for (int k = 0; k < 2; ++k)  // + 2: chunk j holds rows 8k + j and 8k + 4 + j
-    w[k] = J::join(_mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0x44), _mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0xEE));
-  const __m512 r = J::join(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));  // + 1
-  float lanes[16];
-  _mm512_storeu_ps(lanes, r);
-  for (int j = 0; j < 4; ++j)  // row j + 4 q came out in lane 4 j + q
-    for (int q = 0; q < 4; ++q) res[j + 4 * q] = lanes[4 * j + q];
+  chunk_levels<J>(u, res);
 }
 #else
 template <typename J>
 void butterfly(const VF* s, float* res) {
-  __m256 t[4], u[2];
+  __m256 t[4];
   for (int k = 0; k < 4; ++k) {  // + 4: rows 2k, 2k + 1 in the two halves
     const __m256 a = (__m256)s[2 * k], b = (__m256)s[2 * k + 1];
     t[k] = J::join(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
   }
-  for (int k = 0; k < 2; ++k)  // + 2: chunk c holds rows 4k + c and 4k + 2 + c
-    u[k] = J::join(_mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44), _mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0xEE));
-  const __m256 r = J::join(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD));  // + 1
-  float lanes[8];
-  _mm256_storeu_ps(lanes, r);
-  for (int c = 0; c < 2; ++c)  // row c + 2 q came out in lane 4 c + q
-    for (int q = 0; q < 4; ++q) res[c + 2 * q] = lanes[4 * c + q];
+  chunk_levels<J>(t, res);
 }
 #endif
 
