@@ -81,7 +81,7 @@ COMBOS = [
      dict(stride=(2, 2), padding=(1, 1), dilation=(1, 1), groups=3), True),
 ]
 # The CPU's float32 fast paths. Winograd F(2x2, 3x3) (3x3, stride 1, >= 16 channels each way, >= 16
-# output tiles): odd channel counts (vector-lane and 6-row panel tails), output sizes that are not
+# output tiles) and its stride-2 form: odd channel counts (vector-lane and 6-row panel tails), output sizes that are not
 # multiples of 2 (partial tiles), every padding it takes (0, 1, 2, uneven), tile rows crossing the
 # product kernel's 16-column panels, and enough tiles for several blocks. The panel product
 # (other one-group convolutions): strided, dilated, 1x1 and 7x7 with row and column tails. Groups
@@ -92,6 +92,13 @@ FAST = [
     ("winograd_pad2_wide", (1, 16, 10, 30), 20, (3, 3), dict(padding=2), True),
     ("winograd_pad_uneven", (2, 18, 11, 14), 17, (3, 3), dict(padding=(0, 1)), True),
     ("winograd_blocks", (2, 16, 120, 118), 16, (3, 3), dict(padding=1), True),
+    # Winograd at stride 2 (64+ channels each way, 128+ tiles, conv_winograd.cpp): odd channel
+    # counts and output sizes, no padding, uneven padding, blocks each thread runs alone (225 tiles)
+    # and blocks whose stages the threads share (162), tile groups reading
+    # past the left padding up to the group's last column (35 wide, padding 1).
+    ("winograd_s2_tails", (2, 65, 33, 35), 67, (3, 3), dict(stride=2, padding=1), True),
+    ("winograd_s2_nopad", (1, 64, 60, 62), 64, (3, 3), dict(stride=2), False),
+    ("winograd_s2_pad_uneven", (2, 64, 30, 37), 70, (3, 3), dict(stride=2, padding=(2, 0)), True),
     ("panel_3x3_stride2", (2, 20, 11, 13), 13, (3, 3), dict(stride=2, padding=1), True),
     ("panel_dilated", (1, 16, 12, 12), 17, (3, 3), dict(padding=2, dilation=2), False),
     ("panel_1x1_stride2", (2, 24, 9, 9), 31, (1, 1), dict(stride=2), True),
@@ -127,6 +134,12 @@ FAST = [
     # first row, the 21st row alone.
     ("direct_rows_across_images", (3, 16, 13, 13), 32, (3, 3), dict(stride=2, padding=1), True),
 ]
+
+
+def _fast(*names):
+    """The FAST rows of these ids."""
+    rows = {c[0]: c for c in FAST}
+    return [rows[n] for n in names]
 
 
 def _run(combo, device, dtype, layout="contiguous", seed=0):
@@ -167,20 +180,25 @@ def test_conv2d_fast_paths_match_torch(combo, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS[1:])
-@pytest.mark.parametrize("combo", [FAST[0], FAST[3], FAST[5], FAST[7], FAST[11], FAST[12], FAST[-1]],
-                         ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", _fast("winograd_tails", "winograd_pad_uneven", "winograd_s2_tails",
+                                         "panel_3x3_stride2", "panel_1x1_stride2", "direct_7x7_stem",
+                                         "direct_stride_2x1", "direct_rows_across_images"), ids=lambda c: c[0])
 def test_conv2d_fast_paths_layouts(combo, layout, device):
     _run(combo, device, bm.float32, layout)
 
 
-@pytest.mark.parametrize("combo", [FAST[0], FAST[4]], ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", _fast("winograd_tails", "winograd_blocks", "winograd_s2_tails", "winograd_s2_nopad"),
+                         ids=lambda c: c[0])
 def test_conv2d_winograd_thread_count(combo):
     """Winograd's bits do not depend on the thread count (docs/determinism.md). One thread runs
-    whole blocks alone; with more, winograd_blocks gives each thread its own blocks too and
-    winograd_tails shares every stage of one block among the threads: all give the same sums."""
+    whole blocks alone; with more, winograd_blocks and winograd_s2_nopad give each thread its own
+    blocks too and winograd_tails and winograd_s2_tails share every stage of one block among the
+    threads: all give the same sums."""
     _, xs, out_ch, (kh, kw), kwargs, _ = combo
-    x = bm.tensor(rand(xs, bm.float32, 0))
-    w = bm.tensor(rand((out_ch, xs[1], kh, kw), bm.float32, 1))
+    # float32 (rand gives float64 arrays): Winograd's own dtype; float64 goes to BLAS, whose bits
+    # may change with the thread count (docs/determinism.md).
+    x = bm.tensor(rand(xs, bm.float32, 0), dtype=bm.float32)
+    w = bm.tensor(rand((out_ch, xs[1], kh, kw), bm.float32, 1), dtype=bm.float32)
     before = bm.get_num_threads()
     try:
         runs = []

@@ -122,7 +122,7 @@ void conv2d_cpu(const KernelCall& call) {
     const Tensor& w = *call.in[1];
     FilterOrigin origin;
     if (!wst.buf) origin = {w.storage.get(), size_t(w.offset) * sizeof(float)};
-    if (winograd_applies(g)) {  // 3x3, stride 1: conv_winograd.cpp
+    if (winograd_applies(g)) {  // 3x3, stride 1 or 2: conv_winograd.cpp
       conv2d_winograd(x, g, wm, bias, out.data<float>(), out.strides.data(), origin);
       return;
     }

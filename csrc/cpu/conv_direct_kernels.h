@@ -186,18 +186,7 @@ inline void channels_last_rows(const float* src, int64_t cs, int64_t C, int64_t 
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
-// d[i] = v[i] for i < n: the first n lanes of one vector. AVX2 writes a part as at most three
-// stores of 4, 2 and 1 floats: its masked store is slow on AMD's cores, and AVX2's 6-pixel blocks
-// end every row of outputs in one (Zen 4, the AVX2 copy at batch 8: the 7x7 stem 13% faster, 3x3
-// stride 2 1-2.5%; on an Intel Xeon the two were within that machine's noise, mins 1-4% either
-// way). AVX-512 stores with a lane mask.
-inline void store_lanes(float* d, __m256 v, int n) {
-  if (n >= 8) return _mm256_storeu_ps(d, v);
-  __m128 x = _mm256_castps256_ps128(v);
-  if (n >= 4) _mm_storeu_ps(d, x), x = _mm256_extractf128_ps(v, 1), d += 4, n -= 4;
-  if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(d), x), x = _mm_movehl_ps(x, x), d += 2, n -= 2;
-  if (n >= 1) _mm_store_ss(d, x);
-}
+// (store_lanes for __m256: conv_winograd_kernels.h)
 inline void turn(__m256 r[8]) { transpose8x8(r); }
 #endif
 #if defined(__AVX512F__)

@@ -1,6 +1,7 @@
-// Winograd F(2x2, 3x3) for float32 convolutions with 3x3 filters, stride 1, dilation 1, one group
-// (conv_winograd.cpp): a 2x2 block of outputs costs 16 multiplications per (input, output) channel
-// pair instead of 36, done as 16 matrix products. The transforms and the product kernel live in
+// Winograd convolution for float32 with 3x3 filters, dilation 1, one group (conv_winograd.cpp): at
+// stride 1, F(2x2, 3x3), a 2x2 block of outputs costs 16 multiplications per (input, output)
+// channel pair instead of 36, done as 16 matrix products; at stride 2, 25 instead of 36
+// (conv_winograd_s2_kernels.h). The transforms and the product kernel live in
 // conv_winograd_kernels.h, compiled for the baseline target and, on x86-64, again with AVX2 + FMA
 // and with AVX-512 (chosen at run time by what the CPU supports).
 #pragma once
@@ -55,6 +56,13 @@ struct WinogradKernels {
   void (*wgrad_input_tiles)(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi);
   void (*wgrad_grad_tiles)(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
                            int64_t obs, int64_t cb);
+  // The transforms at stride 2 (conv_winograd_s2_kernels.h): the contracts of weight_run,
+  // input_run and output_run, 25 elements a tile.
+  void (*weight_run_s2)(const float* w, int64_t c0, int64_t c1, float* dst, int64_t ldxi, int64_t cs);
+  void (*input_run_s2)(const float* plane, int64_t H, int64_t W, int64_t rs, int64_t ph, int64_t pw, int64_t ty,
+                       int64_t txa, int64_t txb, float* dst, int64_t ldxi, int64_t ps, int64_t col);
+  void (*output_run_s2)(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
+                        int64_t os3, int64_t ty, int64_t txa, int64_t txb);
 };
 
 // The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the

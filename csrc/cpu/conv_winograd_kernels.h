@@ -59,6 +59,33 @@ inline void interleave_tiles(const float* a, const float* b, float* r) {
 inline __m256i lane_mask(int lanes) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+
+// d[i] = v[i] for i < n (n <= 0: nothing): the first n lanes of one vector. AVX-512 stores with a
+// lane mask; AVX2 as at most three stores of 4, 2 and 1 floats: its masked store (vmaskmovps) is
+// a long microcoded sequence on AMD's Zen cores, about 10 cycles a store. (The direct kernels'
+// 6-pixel AVX2 blocks end every row of outputs in one: on Zen 4 the 7x7 stem ran 13% faster with
+// the split stores. The stride-2 Winograd's 14-wide outputs make every tile group partial: with
+// masked stores its input transform took a fifth of the convolution.)
+inline void store_lanes(float* d, __m256 v, int n) {
+  if (n >= 8) return _mm256_storeu_ps(d, v);
+#if defined(__AVX512VL__)
+  _mm256_mask_storeu_ps(d, __mmask8((1u << std::max(n, 0)) - 1), v);
+#else
+  __m128 x = _mm256_castps256_ps128(v);
+  if (n >= 4) _mm_storeu_ps(d, x), x = _mm256_extractf128_ps(v, 1), d += 4, n -= 4;
+  if (n >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(d), x), x = _mm_movehl_ps(x, x), d += 2, n -= 2;
+  if (n >= 1) _mm_store_ss(d, x);
+#endif
+}
+// The first `lanes` floats at p, zeros in the other lanes (whose memory is not read).
+inline __m256 load_lanes(const float* p, int lanes) {
+  if (lanes >= kLanes) return _mm256_loadu_ps(p);
+#if defined(__AVX512VL__)
+  return _mm256_maskz_loadu_ps(__mmask8((1u << std::max(lanes, 0)) - 1), p);
+#else
+  return _mm256_maskload_ps(p, lane_mask(lanes));
+#endif
+}
 #endif
 
 // v = B^T d B for kLanes tiles side by side (rows[i] + 2 l: row i of tile l's 4 x 4 input d);
@@ -82,15 +109,10 @@ inline void transform_tiles(const float* const rows[4], float* base, int64_t ldx
     t[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
     t[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
   }
-  const __m256i mask = lane_mask(lanes);
   for (int i = 0; i < 4; ++i) {
     const __m256 v[4] = {_mm256_sub_ps(t[i][0], t[i][2]), _mm256_add_ps(t[i][1], t[i][2]),
                          _mm256_sub_ps(t[i][2], t[i][1]), _mm256_sub_ps(t[i][1], t[i][3])};
-    for (int j = 0; j < 4; ++j) {
-      float* o = base + (4 * i + j) * ldxi;
-      if (lanes == kLanes) _mm256_storeu_ps(o, v[j]);
-      else _mm256_maskstore_ps(o, mask, v[j]);
-    }
+    for (int j = 0; j < 4; ++j) store_lanes(base + (4 * i + j) * ldxi, v[j], lanes);
   }
 #else
   float d[4][4][kLanes];
@@ -155,6 +177,38 @@ inline void input_run(const float* plane, int64_t H, int64_t W, int64_t rs, int6
   }
 }
 
+// y[i][j][l] (l < lanes): output (2 ty + i, 2 (t0 + l) + j) of the plane (OH x OW, strides os2,
+// os3), where it lies inside the plane.
+inline void store_output_tiles(const float (*y)[2][kLanes], int lanes, float* plane, int64_t OH, int64_t OW,
+                               int64_t os2, int64_t os3, int64_t ty, int64_t t0) {
+  const int rows = int(std::min<int64_t>(2, OH - 2 * ty));
+  if (lanes == kLanes && os3 == 1 && 2 * (t0 + kLanes) <= OW) {  // whole tiles, contiguous rows
+    for (int i = 0; i < rows; ++i) interleave_tiles(y[i][0], y[i][1], plane + (2 * ty + i) * os2 + 2 * t0);
+    return;
+  }
+#if defined(__AVX2__)
+  if (os3 == 1) {  // contiguous rows, a partial group or a row's end: the run's columns only
+    const int n = int(std::min<int64_t>(2 * lanes, OW - 2 * t0));
+    for (int i = 0; i < rows; ++i) {
+      alignas(32) float r[2 * kLanes];
+      interleave_tiles(y[i][0], y[i][1], r);
+      float* dst = plane + (2 * ty + i) * os2 + 2 * t0;
+      store_lanes(dst, _mm256_load_ps(r), n);
+      if (n > kLanes) store_lanes(dst + kLanes, _mm256_load_ps(r + kLanes), n - kLanes);
+    }
+    return;
+  }
+#endif
+  for (int l = 0; l < lanes; ++l) {
+    const int64_t x = 2 * (t0 + l);
+    const int cols = int(std::min<int64_t>(2, OW - x));
+    for (int i = 0; i < rows; ++i) {
+      float* r = plane + (2 * ty + i) * os2 + x * os3;
+      for (int j = 0; j < cols; ++j) r[j * os3] = y[i][j][l];
+    }
+  }
+}
+
 // Output tiles (ty, tx), tx in [txa, txb), of one output plane (OH x OW, strides os2, os3): the
 // products of the tiles (matrix xi at m + xi * ldxi, column tx - txa) transformed back, plus bias.
 inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
@@ -164,12 +218,8 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
     alignas(32) float y[2][2][kLanes];
 #if defined(__AVX2__)
     {  // the sums below, in registers (see transform_tiles), in the same order: the same bits
-      const __m256i mask = lane_mask(lanes);
       __m256 c[4][4];
-      for (int xi = 0; xi < 16; ++xi) {
-        const float* src = m + xi * ldxi + (t0 - txa);
-        c[xi / 4][xi % 4] = lanes == kLanes ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mask);
-      }
+      for (int xi = 0; xi < 16; ++xi) c[xi / 4][xi % 4] = load_lanes(m + xi * ldxi + (t0 - txa), lanes);
       const __m256 vb = _mm256_set1_ps(bias);
       __m256 sv[2][4];  // s = A^T c along the rows
       for (int j = 0; j < 4; ++j) {
@@ -199,19 +249,7 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
       }
     }
 #endif
-    const int rows = int(std::min<int64_t>(2, OH - 2 * ty));
-    if (lanes == kLanes && os3 == 1 && 2 * (t0 + kLanes) <= OW) {  // whole tiles, contiguous rows
-      for (int i = 0; i < rows; ++i) interleave_tiles(y[i][0], y[i][1], plane + (2 * ty + i) * os2 + 2 * t0);
-      continue;
-    }
-    for (int l = 0; l < lanes; ++l) {
-      const int64_t x = 2 * (t0 + l);
-      const int cols = int(std::min<int64_t>(2, OW - x));
-      for (int i = 0; i < rows; ++i) {
-        float* r = plane + (2 * ty + i) * os2 + x * os3;
-        for (int j = 0; j < cols; ++j) r[j * os3] = y[i][j][l];
-      }
-    }
+    store_output_tiles(y, lanes, plane, OH, OW, os2, os3, ty, t0);
   }
 }
 
@@ -373,6 +411,7 @@ inline void panel_product_rows2(const float* a, const float* b, int64_t K, float
 
 #include "cpu/conv_direct_kernels.h"
 #include "cpu/conv_winograd_grad_kernels.h"
+#include "cpu/conv_winograd_s2_kernels.h"
 
 namespace bm::cpu::BM_WINO_NS {
 
@@ -380,7 +419,8 @@ inline const WinogradKernels& kernels() {
   static const WinogradKernels k{weight_run,     input_run,           output_run,    panel_product,
                                  panel_product2, panel_product_rows2, direct_pixels, kDirectChannels,
                                  kDirectPixels,  kDirectPointwise,    channels_last_rows, direct_store_row,
-                                 wgrad_input_tiles, wgrad_grad_tiles};
+                                 wgrad_input_tiles, wgrad_grad_tiles, weight_run_s2, input_run_s2,
+                                 output_run_s2};
   return k;
 }
 
