@@ -65,7 +65,8 @@ CONV = [
 # on the CPU (turned filters, padding 2 - p): odd channels, partial tiles, padding 0, 1, 2. With
 # >= 32 channels each way the weight gradient does too (conv_winograd_backward.cpp): input
 # channels padded to whole vectors, a partial last block of output channels, partial tiles,
-# padding 0, 2 and uneven, and several blocks of 1024 tiles, one boundary inside an image.
+# padding 0, 2 and uneven, and several blocks of 1024 tiles, one boundary inside an image; and at
+# stride 2 with 64+ channels.
 WINOGRAD = [
     ("winograd_pad1_tails", (2, 19, 13, 9), 17, (3, 3), dict(padding=1)),
     ("winograd_pad0", (1, 16, 10, 21), 18, (3, 3), dict()),
@@ -75,6 +76,13 @@ WINOGRAD = [
     ("winograd_weight_pad0", (1, 40, 7, 6), 33, (3, 3), dict()),
     ("winograd_weight_pad2_uneven", (1, 32, 8, 9), 32, (3, 3), dict(padding=(2, 1))),
     ("winograd_weight_blocks", (2, 32, 66, 64), 32, (3, 3), dict(padding=1)),
+    # The weight gradient at stride 2 (64+ channels each way, 128+ tiles): odd channel counts and
+    # output sizes, no padding, uneven padding, two blocks of tiles (481 and 31), the boundary inside
+    # the second image.
+    ("winograd_s2_weight_tails", (2, 65, 33, 35), 67, (3, 3), dict(stride=2, padding=1)),
+    ("winograd_s2_weight_pad0", (1, 64, 60, 62), 64, (3, 3), dict(stride=2)),
+    ("winograd_s2_weight_pad_uneven", (2, 64, 30, 37), 70, (3, 3), dict(stride=2, padding=(2, 0))),
+    ("winograd_s2_weight_blocks", (2, 64, 62, 64), 64, (3, 3), dict(stride=2, padding=1)),
 ]
 
 # Other float32 one-group convolutions with > 2 output channels run both gradients on the CPU's
@@ -213,7 +221,8 @@ def test_conv2d_backward_panel(combo, layout, device):
     _conv_run(combo, device, bm.float32, layout)
 
 
-@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[0], DIRECT[7], DIRECT[8], WINOGRAD[7]], ids=lambda c: c[0])
+@pytest.mark.parametrize("combo", [PANEL[5], DIRECT[0], DIRECT[7], DIRECT[8], WINOGRAD[7], WINOGRAD[-1]],
+                         ids=lambda c: c[0])
 def test_conv2d_backward_panel_thread_count(combo):
     """The panel, direct and Winograd kernels' bits do not depend on the thread count
     (docs/determinism.md)."""

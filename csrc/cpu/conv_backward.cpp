@@ -255,7 +255,7 @@ void backward_weight(const KernelCall& call) {
   const Geom g = geometry(xt.shape, xin.strides, out.shape, go.shape[2], go.shape[3], *call.args);
   if constexpr (std::is_same_v<T, float>) {
     // These three kernels write every element of the gradient: no zeros first.
-    if (winograd_weight_grad_applies(g)) {  // 3x3 stride 1 (conv_winograd_backward.cpp)
+    if (winograd_weight_grad_applies(g)) {  // 3x3 stride 1 or 2 (conv_winograd_backward.cpp)
       Accumulator<T, A> acc(out, /*overwritten=*/true);
       conv2d_backward_weight_winograd(x, g, go.data<float>(), go.strides.data(), acc.p);
       acc.store();

@@ -63,7 +63,16 @@ struct WinogradKernels {
                        int64_t txa, int64_t txb, float* dst, int64_t ldxi, int64_t ps, int64_t col);
   void (*output_run_s2)(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
                         int64_t os3, int64_t ty, int64_t txa, int64_t txb);
+  // (wgrad_grad_tiles_s2 writes the 9 distinct elements of its 25: element (u, v) is at
+  // 3 kWgradSlotS2[u] + kWgradSlotS2[v].)
+  void (*wgrad_input_tiles_s2)(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi);
+  void (*wgrad_grad_tiles_s2)(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
+                              int64_t obs, int64_t cb);
 };
+
+// Where the stride-2 weight gradient's grad transform keeps element u of an axis (3 and 4 repeat 0
+// and 2: conv_winograd_grad_kernels.h).
+constexpr int kWgradSlotS2[5] = {0, 1, 2, 0, 2};
 
 // The widest set the CPU runs (AVX-512 or AVX2 + FMA where built and supported, else the
 // baseline), or the one BESSEMER_CPU_ISA asks for (cpu/isa.h).
@@ -91,11 +100,11 @@ bool winograd_applies(const conv_impl::Geom& g);
 void conv2d_winograd(const float* x, const conv_impl::Geom& g, const float* wm, const float* bias, float* out,
                      const int64_t* os, FilterOrigin origin = {}, bool turned = false);
 
-// Whether conv2d_backward_weight_winograd handles this convolution: 3x3, stride 1, dilation 1, one
-// group, 32+ channels each way.
+// Whether conv2d_backward_weight_winograd handles this convolution: 3x3, dilation 1, one group,
+// stride 1 with 32+ channels each way or stride 2 with 64+.
 bool winograd_weight_grad_applies(const conv_impl::Geom& g);
 
-// gw (O x C * 9 row-major, contiguous) = the weight gradient by Winograd F(2x2, 3x3): x the input
+// gw (O x C * 9 row-major, contiguous) = the weight gradient by Winograd (stride 1 or 2): x the input
 // (strides g.xs, unit stride along W), go grad_output (N, O, OH, OW) with strides gst
 // (conv_winograd_backward.cpp). Bits independent of the thread count and of the instruction set.
 void conv2d_backward_weight_winograd(const float* x, const conv_impl::Geom& g, const float* go, const int64_t* gst,

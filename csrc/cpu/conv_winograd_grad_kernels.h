@@ -1,4 +1,4 @@
-// The transforms of the Winograd F(2x2, 3x3) weight gradient (conv_winograd_backward.cpp), written
+// The transforms of the Winograd weight gradient (conv_winograd_backward.cpp), written
 // once and compiled with the other Winograd kernels for each instruction set
 // (conv_winograd_kernels.h includes it inside its namespace BM_WINO_NS). Unlike the forward
 // transforms (tiles in the vector), these put 16 channels in the vector: they read channels-last
@@ -78,6 +78,74 @@ inline void wgrad_grad_tiles(const float* gy, int64_t rs, int64_t Op, int64_t ti
           q[ldxi + l] = t[r][0][l] + t[r][1][l];
           q[2 * ldxi + l] = t[r][0][l] - t[r][1][l];
           q[3 * ldxi + l] = -t[r][1][l];
+        }
+      }
+    }
+  }
+}
+
+// The same at stride 2 (conv_winograd_s2_kernels.h's transforms): the 5x5 input tile i starts
+// 4 i pixels on, B^T d = (d0 - d2, d2, d4 - d2, d1, d3) along both axes; 25 elements a tile.
+inline void wgrad_input_tiles_s2(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
+  constexpr int L = kGradLanes;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const float* p = x + 4 * i * Cp;
+    float* o = dst + i * Cp;
+    for (int64_t c0 = 0; c0 < Cp; c0 += L) {
+      float t[5][5][L];  // t = B^T d along the rows (columns j of the tile)
+      for (int j = 0; j < 5; ++j) {
+        const float* d0 = p + j * Cp + c0;
+        for (int l = 0; l < L; ++l) {
+          const float a = d0[l], b = d0[rs + l], c = d0[2 * rs + l], d = d0[3 * rs + l], e = d0[4 * rs + l];
+          t[0][j][l] = a - c;
+          t[1][j][l] = c;
+          t[2][j][l] = e - c;
+          t[3][j][l] = b;
+          t[4][j][l] = d;
+        }
+      }
+      for (int r = 0; r < 5; ++r) {  // v = t B along the columns
+        float* q = o + 5 * r * ldxi + c0;
+        for (int l = 0; l < L; ++l) {
+          q[l] = t[r][0][l] - t[r][2][l];
+          q[ldxi + l] = t[r][2][l];
+          q[2 * ldxi + l] = t[r][4][l] - t[r][2][l];
+          q[3 * ldxi + l] = t[r][1][l];
+          q[4 * ldxi + l] = t[r][3][l];
+        }
+      }
+    }
+  }
+}
+
+// A e A^T at stride 2, A e = (e0, e0 + e1, e1, e0, e1) along both axes (the transpose of the
+// forward's A^T m = (m0 + m1 + m3, m1 + m2 + m4)). Elements 3 and 4 of an axis repeat 0 and 2, so
+// only the 3 x 3 distinct ones are written: element (u, v), u, v < 3, as xi = 3 u + v of
+// wgrad_grad_tiles' layout (the products read (u, v) of the 5 x 5 from kWgradSlotS2[u], [v],
+// conv_winograd.h). Storing all 25 made this transform a sixth of the gradient's time.
+inline void wgrad_grad_tiles_s2(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
+                                int64_t obs, int64_t cb) {
+  constexpr int L = kGradLanes;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const float* p = gy + 2 * i * Op;
+    for (int64_t o0 = 0; o0 < Op; o0 += L) {
+      float t[3][2][L];  // t = A e along the rows
+      for (int j = 0; j < 2; ++j) {
+        const float* e0 = p + j * Op + o0;
+        for (int l = 0; l < L; ++l) {
+          const float a = e0[l], b = e0[rs + l];
+          t[0][j][l] = a;
+          t[1][j][l] = a + b;
+          t[2][j][l] = b;
+        }
+      }
+      float* o = dst + (o0 / cb) * obs + i * cb + o0 % cb;
+      for (int r = 0; r < 3; ++r) {  // t A^T along the columns
+        float* q = o + 3 * r * ldxi;
+        for (int l = 0; l < L; ++l) {
+          q[l] = t[r][0][l];
+          q[ldxi + l] = t[r][0][l] + t[r][1][l];
+          q[2 * ldxi + l] = t[r][1][l];
         }
       }
     }

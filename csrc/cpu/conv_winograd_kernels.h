@@ -420,7 +420,7 @@ inline const WinogradKernels& kernels() {
                                  panel_product2, panel_product_rows2, direct_pixels, kDirectChannels,
                                  kDirectPixels,  kDirectPointwise,    channels_last_rows, direct_store_row,
                                  wgrad_input_tiles, wgrad_grad_tiles, weight_run_s2, input_run_s2,
-                                 output_run_s2};
+                                 output_run_s2, wgrad_input_tiles_s2, wgrad_grad_tiles_s2};
   return k;
 }
 
