@@ -120,6 +120,9 @@ DIRECT = [
     ("direct_blocks_per_thread", (3, 4, 40, 36), 24, (5, 5), dict(padding=2)),
     ("direct_1x1_s2", (5, 9, 12, 12), 26, (1, 1), dict(stride=2)),
     ("direct_1x2_s2", (5, 9, 12, 12), 26, (1, 2), dict(stride=2)),
+    # a 1x1 weight gradient (stored tile by tile) with several runs of input channels and a
+    # partial last block of output channels
+    ("direct_1x1_s2_runs", (2, 40, 9, 9), 50, (1, 1), dict(stride=2)),
     ("direct_dilated_h", (1, 6, 17, 19), 30, (5, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1))),
     ("direct_input_wrapped", (2, 24, 29, 31), 6, (3, 3), dict(stride=2, padding=1)),  # phase rows 15, 16 wide
     # 81 taps: more than grad_w's last pass turns in registers (64), so it stores float by float
