@@ -92,13 +92,16 @@ FAST = [
     ("winograd_pad2_wide", (1, 16, 10, 30), 20, (3, 3), dict(padding=2), True),
     ("winograd_pad_uneven", (2, 18, 11, 14), 17, (3, 3), dict(padding=(0, 1)), True),
     ("winograd_blocks", (2, 16, 120, 118), 16, (3, 3), dict(padding=1), True),
-    # Winograd at stride 2 (64+ channels each way, 128+ tiles, conv_winograd.cpp): odd channel
+    # Winograd at stride 2 (64+ channels each way, 128+ tiles, conv_winograd.cpp; on AMD's Zen 3 /
+    # Zen 4 from 14-wide outputs, elsewhere from 56-wide, or 28-wide with 128+ channels, so
+    # winograd_s2_wide takes it on every machine and the others where it pays): odd channel
     # counts and output sizes, no padding, uneven padding, blocks each thread runs alone (225 tiles)
     # and blocks whose stages the threads share (162), tile groups reading
     # past the left padding up to the group's last column (35 wide, padding 1).
     ("winograd_s2_tails", (2, 65, 33, 35), 67, (3, 3), dict(stride=2, padding=1), True),
     ("winograd_s2_nopad", (1, 64, 60, 62), 64, (3, 3), dict(stride=2), False),
     ("winograd_s2_pad_uneven", (2, 64, 30, 37), 70, (3, 3), dict(stride=2, padding=(2, 0)), True),
+    ("winograd_s2_wide", (2, 64, 11, 115), 64, (3, 3), dict(stride=2, padding=1), True),
     ("panel_3x3_stride2", (2, 20, 11, 13), 13, (3, 3), dict(stride=2, padding=1), True),
     ("panel_dilated", (1, 16, 12, 12), 17, (3, 3), dict(padding=2, dilation=2), False),
     ("panel_1x1_stride2", (2, 24, 9, 9), 31, (1, 1), dict(stride=2), True),
@@ -182,12 +185,14 @@ def test_conv2d_fast_paths_match_torch(combo, device):
 @pytest.mark.parametrize("layout", LAYOUTS[1:])
 @pytest.mark.parametrize("combo", _fast("winograd_tails", "winograd_pad_uneven", "winograd_s2_tails",
                                          "panel_3x3_stride2", "panel_1x1_stride2", "direct_7x7_stem",
-                                         "direct_stride_2x1", "direct_rows_across_images"), ids=lambda c: c[0])
+                                         "direct_stride_2x1", "direct_rows_across_images", "winograd_s2_wide"),
+                         ids=lambda c: c[0])
 def test_conv2d_fast_paths_layouts(combo, layout, device):
     _run(combo, device, bm.float32, layout)
 
 
-@pytest.mark.parametrize("combo", _fast("winograd_tails", "winograd_blocks", "winograd_s2_tails", "winograd_s2_nopad"),
+@pytest.mark.parametrize("combo", _fast("winograd_tails", "winograd_blocks", "winograd_s2_tails", "winograd_s2_nopad",
+                                         "winograd_s2_wide"),
                          ids=lambda c: c[0])
 def test_conv2d_winograd_thread_count(combo):
     """Winograd's bits do not depend on the thread count (docs/determinism.md). One thread runs

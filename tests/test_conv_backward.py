@@ -76,7 +76,8 @@ WINOGRAD = [
     ("winograd_weight_pad0", (1, 40, 7, 6), 33, (3, 3), dict()),
     ("winograd_weight_pad2_uneven", (1, 32, 8, 9), 32, (3, 3), dict(padding=(2, 1))),
     ("winograd_weight_blocks", (2, 32, 66, 64), 32, (3, 3), dict(padding=1)),
-    # The weight gradient at stride 2 (64+ channels each way, 128+ tiles): odd channel counts and
+    # The weight gradient at stride 2 (64+ channels each way, 128+ tiles; on AMD's Zen 3 / Zen 4,
+    # elsewhere these rows take the direct kernel): odd channel counts and
     # output sizes, no padding, uneven padding, two blocks of tiles (481 and 31), the boundary inside
     # the second image.
     ("winograd_s2_weight_tails", (2, 65, 33, 35), 67, (3, 3), dict(stride=2, padding=1)),

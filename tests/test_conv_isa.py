@@ -27,7 +27,8 @@ import bessemer as bm
 # last block of channels, pixel blocks of unequal sizes, output rows two at a time, blocks wrapping
 # into the next row, rows stacked across 3 images); the Winograd
 # weight gradient (32+ channels each way) with padded input channels and a partial channel block;
-# Winograd at stride 2 (64+ channels, 128+ tiles) with odd sizes, and without padding.
+# Winograd at stride 2 (64+ channels, 128+ tiles) with odd sizes, and without padding (on Zen 3 /
+# Zen 4; the 58-wide one on every machine).
 SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3), 1, 1),
           ((3, 17, 10, 21), (19, 17, 3, 3), 1, 1), ((1, 16, 7, 7), (26, 16, 3, 3), 1, 1),
           ((2, 8, 15, 15), (7, 8, 3, 3), 2, 1),
@@ -37,7 +38,8 @@ SHAPES = [((2, 32, 13, 11), (20, 32, 3, 3), 1, 1), ((1, 16, 9, 9), (16, 16, 3, 3
           ((2, 20, 13, 13), (40, 20, 3, 3), 2, 1), ((1, 16, 9, 6), (24, 16, 3, 3), 2, 0),
           ((2, 35, 9, 11), (50, 35, 3, 3), 1, 1), ((2, 12, 21, 30), (24, 12, 3, 3), 2, 1),
           ((3, 16, 13, 13), (32, 16, 3, 3), 2, 1), ((16, 8, 2, 30), (32, 8, 3, 3), 2, 1),
-          ((2, 65, 33, 35), (67, 65, 3, 3), 2, 1), ((1, 64, 60, 62), (64, 64, 3, 3), 2, 0)]
+          ((2, 65, 33, 35), (67, 65, 3, 3), 2, 1), ((1, 64, 60, 62), (64, 64, 3, 3), 2, 0),
+          ((2, 64, 11, 115), (64, 64, 3, 3), 2, 1)]
 
 _CHILD = r"""
 import json, sys

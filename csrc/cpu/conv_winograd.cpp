@@ -132,7 +132,14 @@ bool winograd_applies(const Geom& g) {
   // 0.73-1.07x), 128+ tiles (fewer, where blocks are shared among the threads: 0.88-0.99x), and
   // odd output sizes' partial tiles adding at most 15% (7 x 7: 0.81-0.97x).
   const int64_t padded = 4 * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  return g.C >= 64 && g.O >= 64 && tiles >= 128 && padded * 20 <= g.OH * g.OW * 23;
+  if (g.C < 64 || g.O < 64 || tiles < 128 || padded * 20 > g.OH * g.OW * 23) return false;
+  if (cpu_zen3_or_zen4()) return true;
+  // Cores with two 512-bit FMA units (an Intel Xeon, Emerald Rapids, alternating in one process)
+  // run the direct kernel at twice the multiplications a cycle, and the transforms' memory
+  // traffic weighs more: 64 -> 128 on 28-wide outputs 0.81-0.95x, 128 -> 256 on 14-wide 0.98x;
+  // 128 -> 256 on 28-wide 1.15-1.26x, 64 -> 128 on 56-wide 1.03-1.15x. (Other x86 and ARM cores:
+  // not measured; the same, cautious rule.)
+  return g.OW >= 56 || (g.OW >= 28 && g.C >= 128);
 }
 
 namespace {
@@ -183,8 +190,8 @@ void products_and_outputs(const WinogradKernels& k, const Form& f, const Geom& g
       int64_t jp = 0;
       for (; jp + 1 < JP; jp += 2)
         for (int64_t r = 0; r < rows; ++r)
-          k.panel_product2(a + r * C * kPanelRows, b + jp * C * kPanelCols, C, c + r * kPanelRows * ldm + jp * kPanelCols,
-                           ldm);
+          k.panel_product2(a + r * C * kPanelRows, b + jp * C * kPanelCols, C,
+                           c + r * kPanelRows * ldm + jp * kPanelCols, ldm);
       if (jp < JP) {  // a lone column panel: both row panels at once
         if (rows == 2) k.panel_product_rows2(a, b + jp * C * kPanelCols, C, c + jp * kPanelCols, ldm);
         else k.panel_product(a, b + jp * C * kPanelCols, C, c + jp * kPanelCols, ldm);
@@ -198,12 +205,13 @@ void products_and_outputs(const WinogradKernels& k, const Form& f, const Geom& g
   }
 }
 
-// Tiles [t0, t1) (at most L.tb): their inputs transformed into v, the 16 products into m, and the
-// products transformed back into the output. With `split` each stage is shared among the threads;
-// without, the calling thread does the whole block.
-void winograd_block(const WinogradKernels& k, const Form& f, const float* x, const Geom& g, const float* u, const float* bias,
-                    float* out, const int64_t* os, const BlockLayout& L, int64_t t0, int64_t t1, float* v, float* m,
-                    bool split, std::vector<TileRun>& runs) {
+// Tiles [t0, t1) (at most L.tb): their inputs transformed into v, the f.xi products into m, and
+// the products transformed back into the output. With `split` each stage is shared among the
+// threads; without, the calling thread does the whole block, the last two stages by
+// products_and_outputs (m its compact scratch).
+void winograd_block(const WinogradKernels& k, const Form& f, const float* x, const Geom& g, const float* u,
+                    const float* bias, float* out, const int64_t* os, const BlockLayout& L, int64_t t0, int64_t t1,
+                    float* v, float* m, bool split, std::vector<TileRun>& runs) {
   const int64_t C = g.C, O = g.O, OP = (O + kPanelRows - 1) / kPanelRows;
   const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2;
   const int64_t nb = t1 - t0, JP = (nb + kPanelCols - 1) / kPanelCols, ldv = L.ldv, ldm = L.ldm, ldmi = L.ldmi;

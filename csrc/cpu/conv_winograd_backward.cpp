@@ -24,6 +24,7 @@
 #include "cpu/conv_common.h"
 #include "cpu/conv_gemm.h"
 #include "cpu/conv_winograd.h"
+#include "cpu/isa.h"
 
 namespace bm::cpu {
 
@@ -56,10 +57,11 @@ bool winograd_weight_grad_applies(const Geom& g) {
   // adding each block's sums into the total costs more than it saves. Measured on Zen 4 (2
   // threads): 1.04-1.31x the direct kernel where every condition holds (64 -> 128 and 128 -> 256
   // channels, outputs 14 to 56 wide, batch 1 and 8); 0.54-0.99x where one fails (256 -> 512
-  // channels, 128 -> 256 at batch 1 on 14-wide outputs, 7-wide outputs).
+  // channels, 128 -> 256 at batch 1 on 14-wide outputs, 7-wide outputs). On an Intel Xeon with
+  // two 512-bit FMA units (cpu/isa.h) the same shapes read 0.90-1.08x: there the direct kernel.
   const int64_t tiles = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
   const int64_t padded = 4 * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  return g.C >= 64 && g.O >= 64 && tiles >= 128 && padded * 20 <= g.OH * g.OW * 23 &&
+  return cpu_zen3_or_zen4() && g.C >= 64 && g.O >= 64 && tiles >= 128 && padded * 20 <= g.OH * g.OW * 23 &&
          kGradBlockFloats / tile_floats(g) >= 128;
 }
 
@@ -124,7 +126,7 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   const int64_t C = g.C, O = g.O, cb = k.direct_channels;
   // Stride 1: 4x4 input tiles 2 pixels apart, 16 elements; stride 2: 5x5 tiles 4 apart, 25.
   const bool s2 = g.sh == 2;
-  const int64_t kXi = s2 ? 25 : 16, step = s2 ? 4 : 2;
+  const int64_t xis = s2 ? 25 : 16, step = s2 ? 4 : 2;
   const auto input_tiles = s2 ? k.wgrad_input_tiles_s2 : k.wgrad_input_tiles;
   const auto grad_tiles = s2 ? k.wgrad_grad_tiles_s2 : k.wgrad_grad_tiles;
   const int64_t TY = (g.OH + 1) / 2, TX = (g.OW + 1) / 2, T = g.N * TY * TX;
@@ -162,16 +164,16 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   // tile) and yh[xi][o / cb][tile][o % cb]; off[tile] is where a tile's channels start in xh[xi].
   const int64_t TB = std::clamp<int64_t>(kGradBlockFloats / tile_floats(g), 64, 1024);
   const int64_t ldx = TB * Cp, ldy = TB * Op;
-  Scratch<float> xh(kXi * ldx), yh(kXi * ldy);
+  Scratch<float> xh(xis * ldx), yh((s2 ? 9 : xis) * ldy);  // (9: wgrad_grad_tiles_s2)
   std::vector<int32_t> off(static_cast<size_t>(TB));
   for (int64_t t = 0; t < TB; ++t) off[size_t(t)] = int32_t(t * Cp);
 
   // Products: (xi, channel block ob, run of input channels jg), each the direct kernel's R x cb
-  // block of U's gradient, its blocks' sums added in acc in block order: acc[((q kXi + xi) R + i)
-  // cb + j], q = ob JG + jg, is entry (c0 + i, ob cb + j) of xi (the 16 xi of one q together).
+  // block of U's gradient, its blocks' sums added in acc in block order: acc[((q xis + xi) R + i)
+  // cb + j], q = ob JG + jg, is entry (c0 + i, ob cb + j) of xi (the xis xi of one q together).
   const std::vector<int64_t> jstart = direct_runs(C);
   const int64_t JG = int64_t(jstart.size()) - 1, R = k.direct_pixels_max, tasks = OB * JG;
-  Scratch<float> acc(tasks * kXi * R * cb);
+  Scratch<float> acc(tasks * xis * R * cb);
   std::vector<TileRun> runs;
   for (int64_t t0 = 0; t0 < T; t0 += TB) {
     const int64_t nb = std::min(T, t0 + TB) - t0;
@@ -188,12 +190,12 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
     // (xi, ob, jg) with jg innermost: consecutive tasks read the same xi's grad block, in L1.
     // (Tasks (ob, jg) doing all 16 xi, so that one task's 16 W were in its cache for the
     // transform, were 1.3x slower: each call read a grad block from L2.)
-    parallel_for(0, kXi * tasks, 1, [&](int64_t q0, int64_t q1) {
+    parallel_for(0, xis * tasks, 1, [&](int64_t q0, int64_t q1) {
       float part[kDirectMaxBlock];
       for (int64_t qx = q0; qx < q1; ++qx) {
         const int64_t xi = qx / tasks, q = qx % tasks, ob = q / JG, jg = q % JG;
         const int64_t c0 = jstart[size_t(jg)], len = jstart[size_t(jg) + 1] - c0;
-        float* a = acc.p + (q * kXi + xi) * R * cb;
+        float* a = acc.p + (q * xis + xi) * R * cb;
         const int64_t yi = s2 ? 3 * kWgradSlotS2[xi / 5] + kWgradSlotS2[xi % 5] : xi;
         k.direct_pixels(yh.p + yi * ldy + ob * TB * cb, xh.p + xi * ldx + c0, 1, 0, int(len), off.data(), nb, int(len),
                         t0 == 0 ? a : part);
@@ -209,7 +211,7 @@ void conv2d_backward_weight_winograd(const float* x, const Geom& g, const float*
   parallel_for(0, tasks, 1, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t ob = q / JG, jg = q % JG, c0 = jstart[size_t(jg)], len = jstart[size_t(jg) + 1] - c0;
-      const float* a = acc.p + q * kXi * R * cb;
+      const float* a = acc.p + q * xis * R * cb;
       for (int64_t j0 = 0; j0 < cb && ob * cb + j0 < O; j0 += kLanes) {
         const int64_t lanes = std::min<int64_t>(kLanes, O - ob * cb - j0);
         if (s2) filter_gradients<5>(a, R, cb, len, j0, lanes, C, c0, gw + ob * cb * C * 9);

@@ -30,11 +30,12 @@ inline __m256 load_columns(const float* r, int k, int64_t xa, int64_t xb) {
 #if defined(__AVX512VL__)
   const auto below = [&](int64_t x) { return (1u << std::clamp<int64_t>(x - 8 * k, 0, 8)) - 1; };
   return _mm256_maskz_loadu_ps(__mmask8(below(xb) & ~below(xa)), r + 8 * k);
-#endif
+#else
   const __m256i at = _mm256_add_epi32(_mm256_set1_epi32(8 * k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(xa)), at),
                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(int(xb)), at));
   return _mm256_maskload_ps(r + 8 * k, in);
+#endif
 }
 
 // p[j][l] = r[4 l + j] for j < 5, l < 8: one input row of eight tiles side by side (tile l starts

@@ -1,5 +1,8 @@
 #include "cpu/isa.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -41,6 +44,22 @@ const char* isa_name(Isa isa) {
 Isa cpu_isa() {
   static const Isa isa = pick();
   return isa;
+}
+
+bool cpu_zen3_or_zen4() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool zen = [] {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_is("amd")) return false;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    const unsigned family = ((a >> 8) & 0xf) + ((a >> 20) & 0xff);  // base + extended family
+    return family == 0x19;
+  }();
+  return zen;
+#else
+  return false;
+#endif
 }
 
 }  // namespace bm::cpu

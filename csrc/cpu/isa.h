@@ -23,6 +23,13 @@ enum class Isa : int { base = 0, avx2 = 1, avx512 = 2 };
 Isa cpu_isa();
 const char* isa_name(Isa isa);
 
+// Whether the CPU is an AMD Zen 3 or Zen 4 (family 19h), whose FMA units are 256 bits wide (a
+// 512-bit FMA takes both): a multiplication costs twice what it does on a core with two 512-bit
+// units (Intel's AVX-512 server cores), so algorithms that trade multiplications for memory
+// traffic (the stride-2 Winograd convolutions) pay on smaller problems. A property of the
+// hardware, not of the copy BESSEMER_CPU_ISA picks: every copy takes the same path, same bits.
+bool cpu_zen3_or_zen4();
+
 }  // namespace bm::cpu
 
 #ifndef BM_ISA
