@@ -49,41 +49,6 @@ inline void wgrad_input_tiles(const float* x, int64_t rs, int64_t Cp, int64_t ti
   }
 }
 
-// A e A^T for `tiles` tiles side by side along a tile row of grad_output. gy: tile 0's top-left
-// pixel of a channels-last copy (pixels Op floats apart, rows rs apart; tile i starts 2 i pixels
-// on). Element xi of tile i, channel o, goes to dst[xi * ldxi + (o / cb) * obs + i * cb + o % cb]:
-// blocks of cb channels (the direct kernel's vectors), each a run of tiles.
-inline void wgrad_grad_tiles(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
-                             int64_t obs, int64_t cb) {
-  constexpr int L = kGradLanes;
-  for (int64_t i = 0; i < tiles; ++i) {
-    const float* p = gy + 2 * i * Op;
-    for (int64_t o0 = 0; o0 < Op; o0 += L) {
-      float t[4][2][L];  // t = A e along the rows
-      for (int j = 0; j < 2; ++j) {
-        const float* e0 = p + j * Op + o0;
-        for (int l = 0; l < L; ++l) {
-          const float a = e0[l], b = e0[rs + l];
-          t[0][j][l] = a;
-          t[1][j][l] = a + b;
-          t[2][j][l] = a - b;
-          t[3][j][l] = -b;
-        }
-      }
-      float* o = dst + (o0 / cb) * obs + i * cb + o0 % cb;
-      for (int r = 0; r < 4; ++r) {  // t A^T along the columns
-        float* q = o + 4 * r * ldxi;
-        for (int l = 0; l < L; ++l) {
-          q[l] = t[r][0][l];
-          q[ldxi + l] = t[r][0][l] + t[r][1][l];
-          q[2 * ldxi + l] = t[r][0][l] - t[r][1][l];
-          q[3 * ldxi + l] = -t[r][1][l];
-        }
-      }
-    }
-  }
-}
-
 // The same at stride 2 (conv_winograd_s2_kernels.h's transforms): the 5x5 input tile i starts
 // 4 i pixels on, B^T d = (d0 - d2, d2, d4 - d2, d1, d3) along both axes; 25 elements a tile.
 inline void wgrad_input_tiles_s2(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
@@ -118,38 +83,61 @@ inline void wgrad_input_tiles_s2(const float* x, int64_t rs, int64_t Cp, int64_t
   }
 }
 
-// A e A^T at stride 2, A e = (e0, e0 + e1, e1, e0, e1) along both axes (the transpose of the
-// forward's A^T m = (m0 + m1 + m3, m1 + m2 + m4)). Elements 3 and 4 of an axis repeat 0 and 2, so
-// only the 3 x 3 distinct ones are written: element (u, v), u, v < 3, as xi = 3 u + v of
-// wgrad_grad_tiles' layout (the products read (u, v) of the 5 x 5 from kWgradSlotS2[u], [v],
-// conv_winograd.h). Storing all 25 made this transform a sixth of the gradient's time.
-inline void wgrad_grad_tiles_s2(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
-                                int64_t obs, int64_t cb) {
-  constexpr int L = kGradLanes;
+// A e of one axis of a 2x2 grad_output tile, (a, b) = (e0, e1), into v[0 .. n): stride 1, Lavin
+// and Gray's A, (e0, e0 + e1, e0 - e1, -e1); stride 2, (e0, e0 + e1, e1, e0, e1) (the transpose of
+// the forward's A^T m = (m0 + m1 + m3, m1 + m2 + m4)), whose elements 3 and 4 repeat 0 and 2: only
+// the 3 distinct ones (kWgradSlotS2, conv_winograd.h, says where the products read each of the 5).
+// Storing all 25 of a tile made that transform a sixth of the gradient's time.
+struct GradAxisS1 {
+  static constexpr int n = 4;
+  static void apply(float a, float b, float* v) { v[0] = a, v[1] = a + b, v[2] = a - b, v[3] = -b; }
+};
+struct GradAxisS2 {
+  static constexpr int n = 3;
+  static void apply(float a, float b, float* v) { v[0] = a, v[1] = a + b, v[2] = b; }
+};
+
+// A e A^T (Ax: one axis's A e, n x n elements) for `tiles` tiles side by side along a tile row of
+// grad_output. gy: tile 0's top-left pixel of a channels-last copy (pixels Op floats apart, rows rs
+// apart; tile i starts 2 i pixels on). Element xi of tile i, channel o, goes to dst[xi * ldxi +
+// (o / cb) * obs + i * cb + o % cb]: blocks of cb channels (the direct kernel's vectors), each a
+// run of tiles.
+template <typename Ax>
+inline void grad_tiles(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi, int64_t obs,
+                       int64_t cb) {
+  constexpr int L = kGradLanes, n = Ax::n;
   for (int64_t i = 0; i < tiles; ++i) {
     const float* p = gy + 2 * i * Op;
     for (int64_t o0 = 0; o0 < Op; o0 += L) {
-      float t[3][2][L];  // t = A e along the rows
+      float t[n][2][L];  // t = A e along the rows
       for (int j = 0; j < 2; ++j) {
         const float* e0 = p + j * Op + o0;
         for (int l = 0; l < L; ++l) {
-          const float a = e0[l], b = e0[rs + l];
-          t[0][j][l] = a;
-          t[1][j][l] = a + b;
-          t[2][j][l] = b;
+          float v[n];
+          Ax::apply(e0[l], e0[rs + l], v);
+          for (int k = 0; k < n; ++k) t[k][j][l] = v[k];
         }
       }
       float* o = dst + (o0 / cb) * obs + i * cb + o0 % cb;
-      for (int r = 0; r < 3; ++r) {  // t A^T along the columns
-        float* q = o + 3 * r * ldxi;
+      for (int r = 0; r < n; ++r) {  // t A^T along the columns
+        float* q = o + n * r * ldxi;
         for (int l = 0; l < L; ++l) {
-          q[l] = t[r][0][l];
-          q[ldxi + l] = t[r][0][l] + t[r][1][l];
-          q[2 * ldxi + l] = t[r][1][l];
+          float v[n];
+          Ax::apply(t[r][0][l], t[r][1][l], v);
+          for (int k = 0; k < n; ++k) q[k * ldxi + l] = v[k];
         }
       }
     }
   }
+}
+inline void wgrad_grad_tiles(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
+                             int64_t obs, int64_t cb) {
+  grad_tiles<GradAxisS1>(gy, rs, Op, tiles, dst, ldxi, obs, cb);
+}
+// At stride 2: the 3 x 3 distinct elements, (u, v) as xi = 3 u + v of the layout above.
+inline void wgrad_grad_tiles_s2(const float* gy, int64_t rs, int64_t Op, int64_t tiles, float* dst, int64_t ldxi,
+                                int64_t obs, int64_t cb) {
+  grad_tiles<GradAxisS2>(gy, rs, Op, tiles, dst, ldxi, obs, cb);
 }
 
 }  // namespace bm::cpu::BM_WINO_NS
