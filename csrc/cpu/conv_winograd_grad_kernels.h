@@ -16,71 +16,59 @@ namespace bm::cpu::BM_WINO_NS {
 
 constexpr int kGradLanes = 16;  // channels per vector of the transforms (Cp and Op are multiples)
 
-// B^T d B for `tiles` tiles side by side along a tile row. x: tile 0's top-left pixel of a
-// channels-last copy (pixels Cp floats apart, rows rs apart; tile i starts 2 i pixels on).
-// Element xi of tile i, channel c, goes to dst[xi * ldxi + i * Cp + c].
-inline void wgrad_input_tiles(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
-  constexpr int L = kGradLanes;
+// B^T d of one axis of an input tile, d[0 .. n) into v[0 .. n): stride 1, Lavin and Gray's B^T,
+// (d0 - d2, d1 + d2, d2 - d1, d1 - d3), tiles 2 pixels apart; stride 2 (conv_winograd_s2_kernels.h),
+// (d0 - d2, d2, d4 - d2, d1, d3), tiles 4 pixels apart.
+struct InputAxisS1 {
+  static constexpr int n = 4, step = 2;
+  static void apply(const float* d, float* v) {
+    v[0] = d[0] - d[2], v[1] = d[1] + d[2], v[2] = d[2] - d[1], v[3] = d[1] - d[3];
+  }
+};
+struct InputAxisS2 {
+  static constexpr int n = 5, step = 4;
+  static void apply(const float* d, float* v) {
+    v[0] = d[0] - d[2], v[1] = d[2], v[2] = d[4] - d[2], v[3] = d[1], v[4] = d[3];
+  }
+};
+
+// B^T d B (Ax: one axis's B^T, n x n elements) for `tiles` tiles side by side along a tile row. x:
+// tile 0's top-left pixel of a channels-last copy (pixels Cp floats apart, rows rs apart; tile i
+// starts Ax::step i pixels on). Element xi of tile i, channel c, goes to dst[xi * ldxi + i * Cp + c].
+template <typename Ax>
+inline void input_tiles(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
+  constexpr int L = kGradLanes, n = Ax::n;
   for (int64_t i = 0; i < tiles; ++i) {
-    const float* p = x + 2 * i * Cp;
+    const float* p = x + Ax::step * i * Cp;
     float* o = dst + i * Cp;
     for (int64_t c0 = 0; c0 < Cp; c0 += L) {
-      float t[4][4][L];  // t = B^T d along the rows (columns j of the tile)
-      for (int j = 0; j < 4; ++j) {
+      float t[n][n][L];  // t = B^T d along the rows (columns j of the tile)
+      for (int j = 0; j < n; ++j) {
         const float* d0 = p + j * Cp + c0;
         for (int l = 0; l < L; ++l) {
-          const float a = d0[l], b = d0[rs + l], c = d0[2 * rs + l], e = d0[3 * rs + l];
-          t[0][j][l] = a - c;
-          t[1][j][l] = b + c;
-          t[2][j][l] = c - b;
-          t[3][j][l] = b - e;
+          float d[n], v[n];
+          for (int u = 0; u < n; ++u) d[u] = d0[u * rs + l];
+          Ax::apply(d, v);
+          for (int k = 0; k < n; ++k) t[k][j][l] = v[k];
         }
       }
-      for (int r = 0; r < 4; ++r) {  // v = t B along the columns
-        float* q = o + 4 * r * ldxi + c0;
+      for (int r = 0; r < n; ++r) {  // v = t B along the columns
+        float* q = o + n * r * ldxi + c0;
         for (int l = 0; l < L; ++l) {
-          q[l] = t[r][0][l] - t[r][2][l];
-          q[ldxi + l] = t[r][1][l] + t[r][2][l];
-          q[2 * ldxi + l] = t[r][2][l] - t[r][1][l];
-          q[3 * ldxi + l] = t[r][1][l] - t[r][3][l];
+          float d[n], v[n];
+          for (int u = 0; u < n; ++u) d[u] = t[r][u][l];
+          Ax::apply(d, v);
+          for (int k = 0; k < n; ++k) q[k * ldxi + l] = v[k];
         }
       }
     }
   }
 }
-
-// The same at stride 2 (conv_winograd_s2_kernels.h's transforms): the 5x5 input tile i starts
-// 4 i pixels on, B^T d = (d0 - d2, d2, d4 - d2, d1, d3) along both axes; 25 elements a tile.
+inline void wgrad_input_tiles(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
+  input_tiles<InputAxisS1>(x, rs, Cp, tiles, dst, ldxi);
+}
 inline void wgrad_input_tiles_s2(const float* x, int64_t rs, int64_t Cp, int64_t tiles, float* dst, int64_t ldxi) {
-  constexpr int L = kGradLanes;
-  for (int64_t i = 0; i < tiles; ++i) {
-    const float* p = x + 4 * i * Cp;
-    float* o = dst + i * Cp;
-    for (int64_t c0 = 0; c0 < Cp; c0 += L) {
-      float t[5][5][L];  // t = B^T d along the rows (columns j of the tile)
-      for (int j = 0; j < 5; ++j) {
-        const float* d0 = p + j * Cp + c0;
-        for (int l = 0; l < L; ++l) {
-          const float a = d0[l], b = d0[rs + l], c = d0[2 * rs + l], d = d0[3 * rs + l], e = d0[4 * rs + l];
-          t[0][j][l] = a - c;
-          t[1][j][l] = c;
-          t[2][j][l] = e - c;
-          t[3][j][l] = b;
-          t[4][j][l] = d;
-        }
-      }
-      for (int r = 0; r < 5; ++r) {  // v = t B along the columns
-        float* q = o + 5 * r * ldxi + c0;
-        for (int l = 0; l < L; ++l) {
-          q[l] = t[r][0][l] - t[r][2][l];
-          q[ldxi + l] = t[r][2][l];
-          q[2 * ldxi + l] = t[r][4][l] - t[r][2][l];
-          q[3 * ldxi + l] = t[r][1][l];
-          q[4 * ldxi + l] = t[r][3][l];
-        }
-      }
-    }
-  }
+  input_tiles<InputAxisS2>(x, rs, Cp, tiles, dst, ldxi);
 }
 
 // A e of one axis of a 2x2 grad_output tile, (a, b) = (e0, e1), into v[0 .. n): stride 1, Lavin
