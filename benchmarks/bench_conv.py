@@ -52,8 +52,9 @@ def peak_gflops() -> float:
     multiplications it saves."""
     info = _cpuinfo()
     ghz = float(info.get("cpu MHz", 2000)) / 1000
-    avx512 = bm._core.build_info().get("cpu_isa") == "avx512"
-    half_width = info.get("vendor_id") == "AuthenticAMD" and info.get("cpu family") == "25"
+    build = bm._core.build_info()
+    avx512 = build.get("cpu_isa") == "avx512"
+    half_width = build.get("cpu_zen3_or_zen4", False)  # the library's own test (csrc/cpu/isa.h)
     lanes = 2 * (16 if avx512 and not half_width else 8)
     return lanes * 2 * ghz * THREADS
 

@@ -54,6 +54,7 @@ PYBIND11_MODULE(_core, m) {
     d["compiler"] = __VERSION__;
     d["threads"] = bm::num_threads();
     d["cpu_isa"] = bm::cpu::isa_name(bm::cpu::cpu_isa());  // the copy of the hot loops in use
+    d["cpu_zen3_or_zen4"] = bm::cpu::cpu_zen3_or_zen4();     // 256-bit FMA units (cpu/isa.h)
 #ifdef BESSEMER_SANITIZE
     d["sanitize"] = BESSEMER_SANITIZE;
 #endif

@@ -117,6 +117,12 @@ void tile_runs(int64_t t0, int64_t t1, int64_t TY, int64_t TX, std::vector<TileR
   }
 }
 
+bool stride2_shape_pays(const Geom& g) {
+  const int64_t tiles = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
+  const int64_t padded = 4 * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
+  return g.C >= 64 && g.O >= 64 && tiles >= 128 && padded * 20 <= g.OH * g.OW * 23;
+}
+
 bool winograd_applies(const Geom& g) {
   if (g.KH != 3 || g.KW != 3 || g.sh != g.sw || g.sh > 2 || g.dh != 1 || g.dw != 1 || g.G != 1) return false;
   // Few channels: the products are too thin to run near the peak and the transforms
@@ -131,8 +137,7 @@ bool winograd_applies(const Geom& g) {
   // 56 wide), it wins, by 7-40%, where every condition below holds: 64+ channels each way (fewer:
   // 0.73-1.07x), 128+ tiles (fewer, where blocks are shared among the threads: 0.88-0.99x), and
   // odd output sizes' partial tiles adding at most 15% (7 x 7: 0.81-0.97x).
-  const int64_t padded = 4 * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  if (g.C < 64 || g.O < 64 || tiles < 128 || padded * 20 > g.OH * g.OW * 23) return false;
+  if (!stride2_shape_pays(g)) return false;
   if (cpu_zen3_or_zen4()) return true;
   // Cores with two 512-bit FMA units (an Intel Xeon, Emerald Rapids, alternating in one process)
   // run the direct kernel at twice the multiplications a cycle, and the transforms' memory

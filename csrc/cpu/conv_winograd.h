@@ -91,6 +91,9 @@ void tile_runs(int64_t t0, int64_t t1, int64_t TY, int64_t TX, std::vector<TileR
 
 // Whether conv2d_winograd handles this convolution, and is expected to be faster than unfolding.
 bool winograd_applies(const conv_impl::Geom& g);
+// The shape conditions both stride-2 Winograd paths (forward, weight gradient) need before the
+// machine's: 64+ channels each way, 128+ output tiles, partial tiles adding at most 15%.
+bool stride2_shape_pays(const conv_impl::Geom& g);
 
 // out (N, O, OH, OW) with strides os = conv(x, w) + bias. x: the input (strides g.xs, unit stride
 // along W); wm: the filters as an O x (C * 9) row-major matrix; bias: O floats or null.

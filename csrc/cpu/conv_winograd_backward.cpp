@@ -59,10 +59,7 @@ bool winograd_weight_grad_applies(const Geom& g) {
   // channels, outputs 14 to 56 wide, batch 1 and 8); 0.54-0.99x where one fails (256 -> 512
   // channels, 128 -> 256 at batch 1 on 14-wide outputs, 7-wide outputs). On an Intel Xeon with
   // two 512-bit FMA units (cpu/isa.h) the same shapes read 0.90-1.08x: there the direct kernel.
-  const int64_t tiles = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  const int64_t padded = 4 * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  return cpu_zen3_or_zen4() && g.C >= 64 && g.O >= 64 && tiles >= 128 && padded * 20 <= g.OH * g.OW * 23 &&
-         kGradBlockFloats / tile_floats(g) >= 128;
+  return cpu_zen3_or_zen4() && stride2_shape_pays(g) && kGradBlockFloats / tile_floats(g) >= 128;
 }
 
 namespace {

@@ -209,43 +209,69 @@ inline void store_output_tiles(const float (*y)[2][kLanes], int lanes, float* pl
   }
 }
 
+// One axis of the forward's output transform A^T (n products -> 2 outputs) and filter transform G
+// (3 taps -> n elements): stride 1 here (F(2, 3), Lavin and Gray's points 0, 1, -1, infinity),
+// stride 2 in conv_winograd_s2_kernels.h. V is float or __m256: GCC's and Clang's vector operators
+// are the same single additions as the intrinsics, so every copy adds in the same order.
+struct AxisS1 {
+  static constexpr int n = 4;
+  template <typename V>
+  static void out(const V* c, V* y) {
+    y[0] = c[0] + c[1] + c[2];
+    y[1] = c[1] - c[2] - c[3];
+  }
+  static void filter(const float* g, float* u) {
+    u[0] = g[0], u[1] = 0.5f * (g[0] + g[1] + g[2]), u[2] = 0.5f * (g[0] - g[1] + g[2]), u[3] = g[2];
+  }
+};
+
 // Output tiles (ty, tx), tx in [txa, txb), of one output plane (OH x OW, strides os2, os3): the
-// products of the tiles (matrix xi at m + xi * ldxi, column tx - txa) transformed back, plus bias.
-inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
-                       int64_t os3, int64_t ty, int64_t txa, int64_t txb) {
+// products of the tiles (matrix xi at m + xi * ldxi, column tx - txa, xi < Ax::n squared)
+// transformed back, y = A^T c A, plus bias.
+template <typename Ax>
+inline void output_tiles(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
+                         int64_t os3, int64_t ty, int64_t txa, int64_t txb) {
+  constexpr int n = Ax::n;
   for (int64_t t0 = txa; t0 < txb; t0 += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, txb - t0));
     alignas(32) float y[2][2][kLanes];
 #if defined(__AVX2__)
-    {  // the sums below, in registers (see transform_tiles), in the same order: the same bits
-      __m256 c[4][4];
-      for (int xi = 0; xi < 16; ++xi) c[xi / 4][xi % 4] = load_lanes(m + xi * ldxi + (t0 - txa), lanes);
+    {  // kLanes tiles in the vector, in registers (see transform_tiles)
+      __m256 c[n][n];
+      for (int xi = 0; xi < n * n; ++xi) c[xi / n][xi % n] = load_lanes(m + xi * ldxi + (t0 - txa), lanes);
       const __m256 vb = _mm256_set1_ps(bias);
-      __m256 sv[2][4];  // s = A^T c along the rows
-      for (int j = 0; j < 4; ++j) {
-        sv[0][j] = _mm256_add_ps(_mm256_add_ps(c[0][j], c[1][j]), c[2][j]);
-        sv[1][j] = _mm256_sub_ps(_mm256_sub_ps(c[1][j], c[2][j]), c[3][j]);
+      __m256 sv[2][n];  // s = A^T c along the rows
+      for (int j = 0; j < n; ++j) {
+        __m256 col[n], r[2];
+        for (int i = 0; i < n; ++i) col[i] = c[i][j];
+        Ax::out(col, r);
+        sv[0][j] = r[0], sv[1][j] = r[1];
       }
       for (int i = 0; i < 2; ++i) {  // y = s A along the columns
-        _mm256_store_ps(y[i][0], _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(sv[i][0], sv[i][1]), sv[i][2]), vb));
-        _mm256_store_ps(y[i][1], _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(sv[i][1], sv[i][2]), sv[i][3]), vb));
+        __m256 r[2];
+        Ax::out(sv[i], r);
+        _mm256_store_ps(y[i][0], _mm256_add_ps(r[0], vb));
+        _mm256_store_ps(y[i][1], _mm256_add_ps(r[1], vb));
       }
     }
 #else
-    float c[4][4][kLanes];
-    for (int xi = 0; xi < 16; ++xi) {
+    float c[n][n][kLanes];
+    for (int xi = 0; xi < n * n; ++xi) {
       const float* src = m + xi * ldxi + (t0 - txa);
-      for (int l = 0; l < kLanes; ++l) c[xi / 4][xi % 4][l] = l < lanes ? src[l] : 0.0f;
+      for (int l = 0; l < kLanes; ++l) c[xi / n][xi % n][l] = l < lanes ? src[l] : 0.0f;
     }
     for (int l = 0; l < kLanes; ++l) {
-      float s[2][4];  // s = A^T c along the rows
-      for (int j = 0; j < 4; ++j) {
-        s[0][j] = c[0][j][l] + c[1][j][l] + c[2][j][l];
-        s[1][j] = c[1][j][l] - c[2][j][l] - c[3][j][l];
+      float sv[2][n];  // s = A^T c along the rows
+      for (int j = 0; j < n; ++j) {
+        float col[n], r[2];
+        for (int i = 0; i < n; ++i) col[i] = c[i][j][l];
+        Ax::out(col, r);
+        sv[0][j] = r[0], sv[1][j] = r[1];
       }
       for (int i = 0; i < 2; ++i) {  // y = s A along the columns
-        y[i][0][l] = s[i][0] + s[i][1] + s[i][2] + bias;
-        y[i][1][l] = s[i][1] - s[i][2] - s[i][3] + bias;
+        float r[2];
+        Ax::out(sv[i], r);
+        y[i][0][l] = r[0] + bias, y[i][1][l] = r[1] + bias;
       }
     }
 #endif
@@ -254,34 +280,44 @@ inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, i
 }
 
 // Filters (o, c) for c in [c0, c1): w points at filter (o, 0), 3x3 filters 9 floats apart;
-// u = G g G^T goes to dst[xi * ldxi + (c - c0) * cs].
-inline void weight_run(const float* w, int64_t c0, int64_t c1, float* dst, int64_t ldxi, int64_t cs) {
+// u = G g G^T (Ax::n squared elements) goes to dst[xi * ldxi + (c - c0) * cs].
+template <typename Ax>
+inline void filter_tiles(const float* w, int64_t c0, int64_t c1, float* dst, int64_t ldxi, int64_t cs) {
+  constexpr int n = Ax::n;
   for (int64_t cb = c0; cb < c1; cb += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, c1 - cb));
     float g[3][3][kLanes];
     for (int k = 0; k < 9; ++k)
       for (int l = 0; l < kLanes; ++l) g[k / 3][k % 3][l] = l < lanes ? w[(cb + l) * 9 + k] : 0.0f;
-    float r[4][3][kLanes];  // r = G g
-    for (int j = 0; j < 3; ++j) {
+    float r[n][3][kLanes];  // r = G g
+    for (int j = 0; j < 3; ++j)
       for (int l = 0; l < kLanes; ++l) {
-        r[0][j][l] = g[0][j][l];
-        r[1][j][l] = 0.5f * (g[0][j][l] + g[1][j][l] + g[2][j][l]);
-        r[2][j][l] = 0.5f * (g[0][j][l] - g[1][j][l] + g[2][j][l]);
-        r[3][j][l] = g[2][j][l];
+        const float col[3] = {g[0][j][l], g[1][j][l], g[2][j][l]};
+        float u[n];
+        Ax::filter(col, u);
+        for (int i = 0; i < n; ++i) r[i][j][l] = u[i];
       }
-    }
-    for (int i = 0; i < 4; ++i) {  // u = r G^T
-      float u[4][kLanes];
+    for (int i = 0; i < n; ++i) {  // u = r G^T
+      float u[n][kLanes];
       for (int l = 0; l < kLanes; ++l) {
-        u[0][l] = r[i][0][l];
-        u[1][l] = 0.5f * (r[i][0][l] + r[i][1][l] + r[i][2][l]);
-        u[2][l] = 0.5f * (r[i][0][l] - r[i][1][l] + r[i][2][l]);
-        u[3][l] = r[i][2][l];
+        const float row[3] = {r[i][0][l], r[i][1][l], r[i][2][l]};
+        float v[n];
+        Ax::filter(row, v);
+        for (int j = 0; j < n; ++j) u[j][l] = v[j];
       }
-      for (int j = 0; j < 4; ++j)
-        for (int l = 0; l < lanes; ++l) dst[(4 * i + j) * ldxi + (cb - c0 + l) * cs] = u[j][l];
+      for (int j = 0; j < n; ++j)
+        for (int l = 0; l < lanes; ++l) dst[(n * i + j) * ldxi + (cb - c0 + l) * cs] = u[j][l];
     }
   }
+}
+
+// The stride-1 transforms (the contracts WinogradKernels names).
+inline void output_run(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW, int64_t os2,
+                       int64_t os3, int64_t ty, int64_t txa, int64_t txb) {
+  output_tiles<AxisS1>(m, ldxi, bias, plane, OH, OW, os2, os3, ty, txa, txb);
+}
+inline void weight_run(const float* w, int64_t c0, int64_t c1, float* dst, int64_t ldxi, int64_t cs) {
+  filter_tiles<AxisS1>(w, c0, c1, dst, ldxi, cs);
 }
 
 // The product kernels: c (rows ldc apart) = a @ b, a a panel of kPanelRows rows stored column by

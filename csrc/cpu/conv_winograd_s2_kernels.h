@@ -19,8 +19,6 @@
 
 namespace bm::cpu::BM_WINO_NS {
 
-constexpr int kXiS2 = 25;
-
 constexpr int kSpanS2 = 4 * kLanes + 1;  // input columns kLanes tiles read
 
 #if defined(__AVX2__)
@@ -145,79 +143,27 @@ inline void input_run_s2(const float* plane, int64_t H, int64_t W, int64_t rs, i
   }
 }
 
-// output_run's contract (conv_winograd_kernels.h) for the 25 products of a stride-2 tile.
+// The stride-2 axis of output_tiles and filter_tiles (conv_winograd_kernels.h): A^T m =
+// (m0 + m1 + m3, m1 + m2 + m4), G g = (g0, g0 + g2, g2, g1, g1).
+struct AxisS2 {
+  static constexpr int n = 5;
+  template <typename V>
+  static void out(const V* c, V* y) {
+    y[0] = c[0] + c[1] + c[3];
+    y[1] = c[1] + c[2] + c[4];
+  }
+  static void filter(const float* g, float* u) {
+    u[0] = g[0], u[1] = g[0] + g[2], u[2] = g[2], u[3] = g[1], u[4] = g[1];
+  }
+};
+
+// output_run's and weight_run's contracts (conv_winograd_kernels.h) for 25-element stride-2 tiles.
 inline void output_run_s2(const float* m, int64_t ldxi, float bias, float* plane, int64_t OH, int64_t OW,
                           int64_t os2, int64_t os3, int64_t ty, int64_t txa, int64_t txb) {
-  for (int64_t t0 = txa; t0 < txb; t0 += kLanes) {
-    const int lanes = int(std::min<int64_t>(kLanes, txb - t0));
-    alignas(32) float y[2][2][kLanes];
-#if defined(__AVX2__)
-    {  // the sums of the baseline below, in the same order: the same bits
-      __m256 c[5][5];
-      for (int xi = 0; xi < kXiS2; ++xi) c[xi / 5][xi % 5] = load_lanes(m + xi * ldxi + (t0 - txa), lanes);
-      const __m256 vb = _mm256_set1_ps(bias);
-      __m256 s[2][5];  // s = A^T c along the rows
-      for (int j = 0; j < 5; ++j) {
-        s[0][j] = _mm256_add_ps(_mm256_add_ps(c[0][j], c[1][j]), c[3][j]);
-        s[1][j] = _mm256_add_ps(_mm256_add_ps(c[1][j], c[2][j]), c[4][j]);
-      }
-      for (int i = 0; i < 2; ++i) {  // y = s A along the columns
-        _mm256_store_ps(y[i][0], _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[i][0], s[i][1]), s[i][3]), vb));
-        _mm256_store_ps(y[i][1], _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[i][1], s[i][2]), s[i][4]), vb));
-      }
-    }
-#else
-    float c[5][5][kLanes];
-    for (int xi = 0; xi < kXiS2; ++xi) {
-      const float* src = m + xi * ldxi + (t0 - txa);
-      for (int l = 0; l < kLanes; ++l) c[xi / 5][xi % 5][l] = l < lanes ? src[l] : 0.0f;
-    }
-    for (int l = 0; l < kLanes; ++l) {
-      float s[2][5];  // s = A^T c along the rows
-      for (int j = 0; j < 5; ++j) {
-        s[0][j] = c[0][j][l] + c[1][j][l] + c[3][j][l];
-        s[1][j] = c[1][j][l] + c[2][j][l] + c[4][j][l];
-      }
-      for (int i = 0; i < 2; ++i) {  // y = s A along the columns
-        y[i][0][l] = s[i][0] + s[i][1] + s[i][3] + bias;
-        y[i][1][l] = s[i][1] + s[i][2] + s[i][4] + bias;
-      }
-    }
-#endif
-    store_output_tiles(y, lanes, plane, OH, OW, os2, os3, ty, t0);
-  }
+  output_tiles<AxisS2>(m, ldxi, bias, plane, OH, OW, os2, os3, ty, txa, txb);
 }
-
-// weight_run's contract (conv_winograd_kernels.h): u = G g G^T, 25 elements per filter.
 inline void weight_run_s2(const float* w, int64_t c0, int64_t c1, float* dst, int64_t ldxi, int64_t cs) {
-  for (int64_t cb = c0; cb < c1; cb += kLanes) {
-    const int lanes = int(std::min<int64_t>(kLanes, c1 - cb));
-    float g[3][3][kLanes];
-    for (int k = 0; k < 9; ++k)
-      for (int l = 0; l < kLanes; ++l) g[k / 3][k % 3][l] = l < lanes ? w[(cb + l) * 9 + k] : 0.0f;
-    float r[5][3][kLanes];  // r = G g
-    for (int j = 0; j < 3; ++j) {
-      for (int l = 0; l < kLanes; ++l) {
-        r[0][j][l] = g[0][j][l];
-        r[1][j][l] = g[0][j][l] + g[2][j][l];
-        r[2][j][l] = g[2][j][l];
-        r[3][j][l] = g[1][j][l];
-        r[4][j][l] = g[1][j][l];
-      }
-    }
-    for (int i = 0; i < 5; ++i) {  // u = r G^T
-      float u[5][kLanes];
-      for (int l = 0; l < kLanes; ++l) {
-        u[0][l] = r[i][0][l];
-        u[1][l] = r[i][0][l] + r[i][2][l];
-        u[2][l] = r[i][2][l];
-        u[3][l] = r[i][1][l];
-        u[4][l] = r[i][1][l];
-      }
-      for (int j = 0; j < 5; ++j)
-        for (int l = 0; l < lanes; ++l) dst[(5 * i + j) * ldxi + (cb - c0 + l) * cs] = u[j][l];
-    }
-  }
+  filter_tiles<AxisS2>(w, c0, c1, dst, ldxi, cs);
 }
 
 }  // namespace bm::cpu::BM_WINO_NS
