@@ -7,6 +7,7 @@
 // Each output is its products added in tap order, one FMA each: the same bits as the unfolding
 // path (conv_gemm.cpp).
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -65,7 +66,10 @@ struct DirectInput {
         }
         if (zeros) std::fill(d, d + lo, 0.0f), std::fill(d + hi, d + Wp, 0.0f);
         const float* src = x + n * g.xs[0] + c * g.xs[1] + y * g.xs[2] + (lo - g.pw);
-        for (int64_t i = lo; i < hi; ++i) d[i] = src[i - lo];
+        // libc's copy (the row is at unit stride: direct_applies): the element loop, which GCC made
+        // 16-byte moves behind overlap checks, took 6% of layer4.0's forward (batch 8, Zen 4, perf),
+        // memcpy 2.5%.
+        std::memcpy(d + lo, src, size_t(hi - lo) * sizeof(float));
       }
     }
   }
