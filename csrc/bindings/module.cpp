@@ -66,6 +66,12 @@ PYBIND11_MODULE(_core, m) {
     bm::set_num_threads(n);  // BLAS products run on this pool too (cpu/blas.cpp)
   }, py::arg("n"));
   m.def("_blas_threads", &bm::cpu::blas_threads);
+  m.def("_fma_peak_gflops", [](double seconds) {
+    if (!(seconds > 0.0 && seconds <= 60.0))
+      throw bm::ValueError("[_fma_peak_gflops] expected seconds in (0, 60], got " + std::to_string(seconds));
+    return bm::cpu::measured_fma_peak_gflops(seconds);
+  }, py::arg("seconds") = 0.3,
+        "float32 FMA GFLOP/s of the CPU pool's threads, measured (cpu/isa.h): the benchmarks' peak");
 #ifdef BESSEMER_SANITIZE
   // Sanitizer builds only: a deliberate fault, so tools/sanitize.sh can prove reports fail the run.
   m.def("_sanitizer_control", &bm::sanitizer_control, py::arg("kind"));

@@ -30,6 +30,11 @@ const char* isa_name(Isa isa);
 // hardware, not of the copy BESSEMER_CPU_ISA picks: every copy takes the same path, same bits.
 bool cpu_zen3_or_zen4();
 
+// The float32 FMA throughput every pool thread together reaches, GFLOP/s, in the copy cpu_isa()
+// picks: the best of repeated runs of a register-only FMA loop over about `seconds` (fma_peak.cpp).
+// For the benchmarks' "fraction of peak".
+double measured_fma_peak_gflops(double seconds);
+
 }  // namespace bm::cpu
 
 #ifndef BM_ISA

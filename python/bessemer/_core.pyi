@@ -930,6 +930,10 @@ def _cuda_shader_source(file: str) -> typing.Any:
     ...
 def _dtype_supported(dtype: typing.Any, device: typing.Any) -> bool:
     ...
+def _fma_peak_gflops(seconds: typing.SupportsFloat | typing.SupportsIndex = 0.3) -> float:
+    """
+    float32 FMA GFLOP/s of the CPU pool's threads, measured (cpu/isa.h): the benchmarks' peak
+    """
 def _from_bytes(buffer: typing_extensions.Buffer, offset: typing.SupportsInt | typing.SupportsIndex, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], dtype: typing.Any, device: typing.Any) -> Tensor:
     """
     A new contiguous tensor on `device` holding buffer[offset : offset + nbytes] (little-endian, C order).
