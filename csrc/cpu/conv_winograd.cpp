@@ -106,6 +106,9 @@ std::shared_ptr<const PackedFilters> winograd_filters(const Form& f, const float
   }, origin);
 }
 
+// The 2x2 output tiles of one image; times g.N, of the batch.
+int64_t image_tiles(const Geom& g) { return ((g.OH + 1) / 2) * ((g.OW + 1) / 2); }
+
 }  // namespace
 
 void tile_runs(int64_t t0, int64_t t1, int64_t TY, int64_t TX, std::vector<TileRun>& runs) {
@@ -118,9 +121,8 @@ void tile_runs(int64_t t0, int64_t t1, int64_t TY, int64_t TX, std::vector<TileR
 }
 
 bool stride2_shape_pays(const Geom& g) {
-  const int64_t tiles = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  const int64_t padded = 4 * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  return g.C >= 64 && g.O >= 64 && tiles >= 128 && padded * 20 <= g.OH * g.OW * 23;
+  const int64_t per_image = image_tiles(g);
+  return g.C >= 64 && g.O >= 64 && g.N * per_image >= 128 && 4 * per_image * 20 <= g.OH * g.OW * 23;
 }
 
 bool winograd_applies(const Geom& g) {
@@ -129,8 +131,7 @@ bool winograd_applies(const Geom& g) {
   // dominate; unfolding is as fast.
   if (g.C < 16 || g.O < 16) return false;
   // Fewer tiles than a panel's width: the product kernel would mostly multiply padding.
-  const int64_t tiles = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
-  if (g.sh == 1) return tiles >= kPanelCols;
+  if (g.sh == 1) return g.N * image_tiles(g) >= kPanelCols;
   // Stride 2 saves less (25 products a tile instead of 36, against 16 instead of 36), so the
   // transforms must stay small beside the products, and the direct kernel it replaces runs near
   // the FMA peak. Measured on Zen 4 (2 threads, batch 1 and 8, 16 to 512 channels, outputs 7 to
@@ -276,7 +277,7 @@ void conv2d_winograd(const float* x, const Geom& g, const float* wm, const float
   const WinogradKernels& k = winograd_kernels();
   const Form f = form_of(k, g, turned);
   const int64_t C = g.C, O = g.O;
-  const int64_t T = g.N * ((g.OH + 1) / 2) * ((g.OW + 1) / 2);
+  const int64_t T = g.N * image_tiles(g);
   const int64_t Opad = (O + kPanelRows - 1) / kPanelRows * kPanelRows;
 
   // The filters in the transform domain, U[xi] (O x C), stored as panels of 6 rows, column by
